@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { errorCodes } from './errors.js';
+
+const errorInfo = z.object({ code: z.enum(errorCodes), message: z.string() });
+const usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+
+/** Every run ends with one of these statuses. */
+export const runStatuses = ['completed', 'aborted', 'failed', 'timeout', 'crashed', 'interrupted'] as const;
+/** How a run ended. */
+export type RunStatus = (typeof runStatuses)[number];
+
+/** Why a message left the queue without running. */
+export const dropReasons = ['cap_old', 'cap_summarize', 'cancelled', 'cleared'] as const;
+
+/** The payload of every event type, keyed by type. Envelope fields are added by `eventEnvelope`. */
+const payloads = {
+  'message.received': {
+    messageId: z.string(),
+    text: z.string(),
+    mode: z.string(),
+    disposition: z.string(),
+    senderId: z.string().optional(),
+    channel: z.string().optional(),
+  },
+  'message.queued': { messageId: z.string(), position: z.number() },
+  'message.collected': { messageId: z.string(), position: z.number() },
+  'message.steered': { messageId: z.string() },
+  'message.admitted': { messageIds: z.array(z.string()) },
+  'message.dropped': {
+    messageId: z.string(),
+    reason: z.enum(dropReasons),
+    summary: z.string().optional(),
+  },
+  'message.duplicate': { messageId: z.string() },
+  'message.rejected': { messageId: z.string(), code: z.enum(errorCodes) },
+  'run.started': {
+    messageIds: z.array(z.string()),
+    provider: z.string(),
+    model: z.string(),
+  },
+  'run.ended': {
+    status: z.enum(runStatuses),
+    error: errorInfo.optional(),
+    text: z.string(),
+    usage,
+    durationMs: z.number(),
+  },
+  'assistant.delta': { delta: z.string() },
+  'assistant.reasoning': { delta: z.string() },
+  'assistant.block': { index: z.number(), text: z.string() },
+  'assistant.final': { text: z.string() },
+  'tool.called': { toolCallId: z.string(), tool: z.string(), args: z.unknown() },
+  'tool.succeeded': { toolCallId: z.string(), tool: z.string(), output: z.unknown(), durationMs: z.number() },
+  'tool.failed': { toolCallId: z.string(), tool: z.string(), error: errorInfo },
+  'tool.skipped': { toolCallId: z.string(), tool: z.string(), reason: z.string() },
+  'lane.waited': { lane: z.string(), waitedMs: z.number(), position: z.number() },
+} as const;
+
+/** Every event type, `noun.verb` in the past tense. */
+export type EventType = keyof typeof payloads;
+/** The list of event types, in declaration order. */
+export const eventTypes = Object.keys(payloads) as EventType[];
+
+const envelope = {
+  sessionKey: z.string(),
+  seq: z.number().int(),
+  cursor: z.number().int(),
+  at: z.number(),
+  runId: z.string().optional(),
+};
+
+function eventSchema<T extends EventType>(type: T) {
+  return z.object({ type: z.literal(type), ...envelope, ...payloads[type] });
+}
+
+const schemas = eventTypes.map((type) => eventSchema(type)) as unknown as [
+  ReturnType<typeof eventSchema<EventType>>,
+  ...ReturnType<typeof eventSchema<EventType>>[],
+];
+
+/** The zod schema of every runtime event: a discriminated union on `type`. */
+export const runtimeEventSchema = z.discriminatedUnion('type', schemas);
+
+type PayloadOf<T extends EventType> = z.infer<z.ZodObject<(typeof payloads)[T]>>;
+
+/** One event of type `T`: the envelope (`sessionKey`, `seq`, `cursor`, `at`, `runId?`) and its payload. */
+export type EventOf<T extends EventType> = {
+  type: T;
+  sessionKey: string;
+  seq: number;
+  cursor: number;
+  at: number;
+  runId?: string;
+} & PayloadOf<T>;
+
+/** Any runtime event. */
+export type RuntimeEvent = { [T in EventType]: EventOf<T> }[EventType];
+
+/** What a producer emits: the type, payload and optional runId; the bus stamps the rest. */
+export type EventInput = {
+  [T in EventType]: { type: T; runId?: string } & PayloadOf<T>;
+}[EventType];
+
+/** Parse an unknown value as a runtime event, throwing a zod error when it is not one. */
+export function parseRuntimeEvent(value: unknown): RuntimeEvent {
+  return runtimeEventSchema.parse(value) as RuntimeEvent;
+}

@@ -1,0 +1,127 @@
+import type { ErrorInfo } from '../core/errors.js';
+import type { RunStatus, RuntimeEvent } from '../core/events.js';
+import type { ToolCall, Usage } from '../providers/model-provider.js';
+
+/** The life of an accepted inbound message, as the inbox records it. */
+export const inboxStatuses = ['pending', 'steered', 'collected', 'consumed', 'dropped', 'cancelled'] as const;
+/** Where an accepted message stands. */
+export type InboxStatus = (typeof inboxStatuses)[number];
+
+/** One accepted inbound message. `order` is its arrival rank within the session. */
+export interface InboxRecord {
+  readonly sessionKey: string;
+  readonly messageId: string;
+  readonly order: number;
+  readonly text: string;
+  readonly mode: string;
+  readonly status: InboxStatus;
+  readonly acceptedAt: number;
+  readonly senderId?: string;
+  readonly channel?: string;
+  readonly thread?: string;
+  readonly runId?: string;
+  /** The one-line summary kept when the cap dropped it with `drop: 'summarize'`. */
+  readonly summary?: string;
+}
+
+/** A change of status for some of a session's messages. */
+export interface InboxUpdate {
+  readonly status: InboxStatus;
+  readonly runId?: string;
+  readonly summary?: string;
+}
+
+/** A run, open (`running`) or ended. `text` is the assistant text so far (the partial output of a crash). */
+export interface RunRecord {
+  readonly runId: string;
+  readonly sessionKey: string;
+  readonly status: RunStatus | 'running';
+  readonly messageIds: readonly string[];
+  readonly provider: string;
+  readonly model: string;
+  readonly startedAt: number;
+  readonly endedAt?: number;
+  readonly error?: ErrorInfo;
+  readonly usage: Usage;
+  readonly text: string;
+}
+
+/** How a run ended. */
+export interface RunClose {
+  readonly status: RunStatus;
+  readonly endedAt: number;
+  readonly text: string;
+  readonly usage: Usage;
+  readonly error?: ErrorInfo;
+}
+
+/** One entry of a session's transcript. `index` orders the turns of a run. */
+export interface TurnRecord {
+  readonly sessionKey: string;
+  readonly runId: string;
+  readonly index: number;
+  readonly role: 'user' | 'assistant' | 'tool';
+  readonly content: string;
+  readonly at: number;
+  readonly toolCalls?: readonly ToolCall[];
+  readonly toolCallId?: string;
+  readonly tool?: string;
+  readonly isError?: boolean;
+  /** The inbound messages a user turn was made of. */
+  readonly messageIds?: readonly string[];
+}
+
+/** A session's durable state: settings override, actor snapshot, fence epoch and last event seq. */
+export interface SessionRecord {
+  readonly sessionKey: string;
+  readonly override: Readonly<Record<string, unknown>>;
+  readonly snapshot: unknown;
+  readonly epoch: number;
+  readonly lastSeq: number;
+  readonly updatedAt: number;
+}
+
+/** Which events to read: after a global cursor, optionally for one session, at most `limit`. */
+export interface EventQuery {
+  readonly after?: number;
+  readonly sessionKey?: string;
+  readonly limit?: number;
+}
+
+/**
+ * Where the runtime records everything. Async so that SQLite (group commit) and Postgres can implement it.
+ * A write resolves once it is durable; a read reflects every write that was called before it.
+ * Implementations store copies: a record passed in may not be changed by the caller afterwards, and
+ * records handed out are the ledger's to keep (callers must not mutate them).
+ */
+export interface Ledger {
+  getSession(sessionKey: string): Promise<SessionRecord | undefined>;
+  putSession(record: SessionRecord): Promise<void>;
+  listSessions(): Promise<SessionRecord[]>;
+
+  appendMessage(record: InboxRecord): Promise<void>;
+  updateMessages(sessionKey: string, messageIds: readonly string[], update: InboxUpdate): Promise<void>;
+  /** A session's messages in arrival order, optionally only those with one of `statuses`. */
+  listMessages(sessionKey: string, statuses?: readonly InboxStatus[]): Promise<InboxRecord[]>;
+
+  openRun(record: RunRecord): Promise<void>;
+  closeRun(runId: string, close: RunClose): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** A session's runs in start order. */
+  listRuns(sessionKey: string): Promise<RunRecord[]>;
+  /** Every run still `running`, across sessions (what a crash left open). */
+  listOpenRuns(): Promise<RunRecord[]>;
+
+  appendTurns(records: readonly TurnRecord[]): Promise<void>;
+  /** A session's transcript in recorded order. */
+  listTurns(sessionKey: string): Promise<TurnRecord[]>;
+
+  /** Append events whose `cursor` and `seq` the runtime already stamped (cursors strictly increasing). */
+  appendEvents(events: readonly RuntimeEvent[]): Promise<void>;
+  /** Events with `cursor > after`, in cursor order. */
+  readEvents(query: EventQuery): Promise<RuntimeEvent[]>;
+  /** The highest cursor recorded, 0 when none. */
+  lastCursor(): Promise<number>;
+
+  close(): Promise<void>;
+}

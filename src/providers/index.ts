@@ -1,0 +1,15 @@
+export {
+  thinkingLevels,
+  ProviderError,
+  type ThinkingLevel,
+  type ToolCall,
+  type ModelMessage,
+  type ToolSpec,
+  type ModelRequest,
+  type ProviderCredential,
+  type ModelCallOptions,
+  type Usage,
+  type FinishReason,
+  type ModelPart,
+  type ModelProvider,
+} from './model-provider.js';

@@ -1,0 +1,91 @@
+/** Reasoning effort a request may ask for, from none to the most. */
+export const thinkingLevels = ['off', 'minimal', 'low', 'medium', 'high'] as const;
+/** A thinking (reasoning effort) level. */
+export type ThinkingLevel = (typeof thinkingLevels)[number];
+
+/** A tool call the model asked for. `args` is whatever the model sent; tools validate it. */
+export interface ToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly args: unknown;
+}
+
+/** One message of the conversation sent to the model. */
+export type ModelMessage =
+  | { readonly role: 'user'; readonly content: string }
+  | { readonly role: 'assistant'; readonly content: string; readonly toolCalls?: readonly ToolCall[] }
+  | {
+      readonly role: 'tool';
+      readonly toolCallId: string;
+      readonly tool: string;
+      readonly content: string;
+      readonly isError?: boolean;
+    };
+
+/** What the model sees of a tool: its name, description and the JSON Schema of its input. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** One model call's request. */
+export interface ModelRequest {
+  readonly model: string;
+  readonly system?: string;
+  readonly messages: readonly ModelMessage[];
+  readonly tools: readonly ToolSpec[];
+  readonly thinking?: ThinkingLevel;
+}
+
+/** The opaque credential of an auth profile, resolved at call time; never stored, logged or emitted. */
+export interface ProviderCredential {
+  readonly profileId: string;
+  readonly secret: string;
+}
+
+/** Per-call options: the run's abort signal and, when the provider has auth profiles, the credential. */
+export interface ModelCallOptions {
+  readonly signal: AbortSignal;
+  readonly credential?: ProviderCredential;
+}
+
+/** Token counts reported by a provider. */
+export interface Usage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/** Why a model call stopped. */
+export type FinishReason = 'stop' | 'tool_calls' | 'length';
+
+/** One part of a streamed model response. */
+export type ModelPart =
+  | { readonly type: 'text'; readonly delta: string }
+  | { readonly type: 'reasoning'; readonly delta: string }
+  | { readonly type: 'tool_call'; readonly call: ToolCall }
+  | { readonly type: 'usage'; readonly usage: Usage }
+  | { readonly type: 'finish'; readonly reason: FinishReason };
+
+/** The seam every model provider implements: one streaming call. */
+export interface ModelProvider {
+  stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelPart>;
+}
+
+/** A failure reported by a provider: HTTP-like status, provider code, message and an optional Retry-After. */
+export class ProviderError extends Error {
+  override readonly name = 'ProviderError';
+  readonly status: number | undefined;
+  readonly code: string | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    options: { status?: number; code?: string; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options.status;
+    this.code = options.code;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}

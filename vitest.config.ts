@@ -1,0 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      // Tests import the package the way users do; point those imports at the sources.
+      'agentlanes/testing': fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
+      agentlanes: fileURLToPath(new URL('./src/index.ts', import.meta.url)),
+    },
+  },
+  test: {
+    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    testTimeout: 20_000,
+  },
+});
