@@ -7,7 +7,8 @@ export type Random = () => number;
 export type IdGenerator = (prefix: string) => string;
 
 /** The default id generator: the prefix and a random UUID's first 20 hex digits. */
-export const randomIds: IdGenerator = (prefix) => `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+export const randomIds: IdGenerator = (prefix) =>
+  `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 
 /** A deterministic id generator: `prefix_1`, `prefix_2`, … (one counter per generator). */
 export function sequentialIds(): IdGenerator {

@@ -1,0 +1,75 @@
+import type { CallbackLogicFunction } from 'xstate';
+import type { Clock } from '../core/clock.js';
+import type { RunPhase } from '../runner/run-context.js';
+import { runAbortReason } from '../runner/run-abort.js';
+import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/steer-inbox.js';
+import type { ActiveRun, SessionEvent } from './session-context.js';
+import type { RunSummary } from './run-summary.js';
+
+/** Input of the invoked run actor. */
+export interface RunActorInput {
+  readonly sessionKey: string;
+  readonly run: ActiveRun;
+}
+
+/** What the run actor hands the runtime to execute a run. */
+export interface RunRequest {
+  readonly sessionKey: string;
+  readonly run: ActiveRun;
+  readonly signal: AbortSignal;
+  readonly steering: SteerInbox;
+  /** Abort the run's own controller (the run timeout uses it). */
+  readonly abort: (status: 'timeout', reason: string) => void;
+  readonly setPhase: (phase: RunPhase) => void;
+}
+
+/**
+ * Executes a run; resolves with its summary once ended and recorded, or rejects when it could not start
+ * (then its messages go back to the queue).
+ */
+export type RunStarter = (request: RunRequest) => Promise<RunSummary>;
+
+/**
+ * The invoked run actor: owns the run's AbortController and steer inbox, forwards STEER and ABORT from the
+ * session actor, and reports phases and the end back to it.
+ */
+export function createRunActor(
+  startRun: RunStarter,
+  clock: Clock,
+): CallbackLogicFunction<SessionEvent, SessionEvent, RunActorInput> {
+  return ({ input, sendBack, receive }) => {
+    const controller = new AbortController();
+    const steering = createSteerInbox();
+    let stopped = false;
+    const send = (event: SessionEvent): void => {
+      if (!stopped) sendBack(event);
+    };
+    receive((event) => {
+      if (event.type === 'STEER') steering.push(event.message);
+      if (event.type === 'ABORT' && !controller.signal.aborted) {
+        controller.abort(runAbortReason(event.status, event.reason));
+      }
+    });
+    const request: RunRequest = {
+      sessionKey: input.sessionKey,
+      run: input.run,
+      signal: controller.signal,
+      steering,
+      abort: (status, reason) => {
+        if (!controller.signal.aborted) controller.abort(runAbortReason(status, reason));
+      },
+      setPhase: (phase) => send({ type: 'RUN.PHASE', phase }),
+    };
+    startRun(request).then(
+      (summary) => {
+        const unadmitted: SteerMessage[] = steering.take();
+        send({ type: 'RUN.DONE', summary, unadmitted, at: summary.endedAt });
+      },
+      () => send({ type: 'RUN.NOT_STARTED', at: clock.now() }),
+    );
+    return () => {
+      stopped = true;
+      if (!controller.signal.aborted) controller.abort(runAbortReason('aborted', 'session stopped'));
+    };
+  };
+}

@@ -1,0 +1,94 @@
+import type { AbortStatus } from '../runner/run-abort.js';
+import type { RunPhase } from '../runner/run-context.js';
+import type { SteerMessage } from '../runner/steer-inbox.js';
+import type { RunSummary } from './run-summary.js';
+
+/** A message waiting in a session's queue. Plain data: it lives in the persisted actor snapshot. */
+export interface QueuedMessage {
+  readonly messageId: string;
+  readonly text: string;
+  readonly mode: 'followup' | 'collect' | 'interrupt';
+  readonly enqueuedAt: number;
+  /** The drain timing this message asked for (the last enqueued message's values govern the drain). */
+  readonly debounceMs: number;
+  readonly maxWaitMs: number;
+  readonly senderId?: string;
+  readonly channel?: string;
+  readonly thread?: string;
+}
+
+/** The messages one run is made of, and the prompt built from them. */
+export interface RunBatch {
+  readonly runId: string;
+  readonly prompt: string;
+  readonly messageIds: readonly string[];
+  /** `collected` when several collect-mode messages were merged into this run. */
+  readonly consumedAs: 'consumed' | 'collected';
+}
+
+/** The run a session is executing. */
+export interface ActiveRun extends RunBatch {
+  readonly startedAt: number;
+  readonly items: readonly QueuedMessage[];
+}
+
+/** The session actor's context: serialisable, so a hibernated session is just this snapshot. */
+export interface SessionContext {
+  readonly sessionKey: string;
+  readonly queue: readonly QueuedMessage[];
+  /** One-line summaries of messages the cap dropped, prepended to the next run's prompt. */
+  readonly dropped: readonly string[];
+  /** `[messageId, acceptedAt]` of recently accepted messages, for dedupe. */
+  readonly seen: readonly (readonly [string, number])[];
+  /** Arrival rank of the next accepted message. */
+  readonly nextOrder: number;
+  readonly lastEnqueuedAt: number | null;
+  readonly runEndedAt: number | null;
+  /** Absolute time the queue drains (debounce deadlines are data, re-armed on hydrate). */
+  readonly drainAt: number | null;
+  /** An interrupting message at the head of the queue runs as soon as the old run ends, until this time. */
+  readonly interruptUntil: number | null;
+  readonly run: ActiveRun | null;
+}
+
+/** Events the session actor accepts. */
+export type SessionEvent =
+  | { type: 'START'; runId: string; item: QueuedMessage; at: number }
+  | {
+      type: 'ENQUEUE';
+      item: QueuedMessage;
+      dropOldest: boolean;
+      summary: string | null;
+      at: number;
+    }
+  | {
+      type: 'STEER';
+      message: SteerMessage;
+      at: number;
+      queued: QueuedMessage | null;
+      summary: string | null;
+      dropOldest: boolean;
+    }
+  | { type: 'INTERRUPT'; item: QueuedMessage; at: number; waitMs: number }
+  | { type: 'ABORT'; status: AbortStatus; reason: string }
+  | { type: 'CANCEL'; messageIds: readonly string[] }
+  | { type: 'HYDRATED' }
+  | { type: 'RUN.PHASE'; phase: RunPhase }
+  | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
+  | { type: 'RUN.NOT_STARTED'; at: number };
+
+/** The context of a brand-new session. */
+export function initialSessionContext(sessionKey: string): SessionContext {
+  return {
+    sessionKey,
+    queue: [],
+    dropped: [],
+    seen: [],
+    nextOrder: 1,
+    lastEnqueuedAt: null,
+    runEndedAt: null,
+    drainAt: null,
+    interruptUntil: null,
+    run: null,
+  };
+}

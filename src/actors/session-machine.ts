@@ -1,0 +1,218 @@
+import { assign, fromCallback, sendTo, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import type { Clock } from '../core/clock.js';
+import type { IdGenerator } from '../core/ids.js';
+import type { RunPhase } from '../runner/run-context.js';
+import type { SteerMessage } from '../runner/steer-inbox.js';
+import { createRunActor, type RunActorInput, type RunStarter } from './run-actor.js';
+import {
+  accept,
+  drainAtFor,
+  endRun,
+  enqueue,
+  removeQueued,
+  returnRun,
+  startRun,
+  takeNextRun,
+} from './session-queue.js';
+import {
+  initialSessionContext,
+  type QueuedMessage,
+  type SessionContext,
+  type SessionEvent,
+} from './session-context.js';
+import type { RunSummary } from './run-summary.js';
+
+/** What the session machine needs from the runtime. One machine serves every session of a runtime. */
+export interface SessionMachineDeps {
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** Start a run: lanes, ledger, turn loop. Resolves with the summary once the run ended and was recorded. */
+  readonly startRun: RunStarter;
+  /** Idle time before a session with nothing queued hibernates. */
+  readonly hibernateAfterMs: number;
+  /** Called (outside the transition) when a session has been idle for `hibernateAfterMs`. */
+  readonly onIdle: (sessionKey: string) => void;
+  /** Called when a run ended and the session has moved on. */
+  readonly onRunEnded: (sessionKey: string, summary: RunSummary) => void;
+}
+
+/** Input of a session actor: its key and, when hydrating, nothing else (the snapshot carries the context). */
+export interface SessionInput {
+  readonly sessionKey: string;
+}
+
+function unadmittedItem(now: number) {
+  return (message: SteerMessage): QueuedMessage => ({
+    messageId: message.messageId,
+    text: message.text,
+    mode: 'followup',
+    enqueuedAt: now,
+    debounceMs: 0,
+    maxWaitMs: 0,
+  });
+}
+
+/** Build the session machine (XState v5) for one runtime: states of ARCHITECTURE.md §3. */
+export function createSessionMachine(deps: SessionMachineDeps) {
+  const { clock } = deps;
+  return setup({
+    types: {
+      context: {} as SessionContext,
+      events: {} as SessionEvent,
+      input: {} as SessionInput,
+    },
+    actors: { run: fromCallback<SessionEvent, RunActorInput>(createRunActor(deps.startRun, clock)) },
+    guards: {
+      queueEmpty: ({ context }) => context.queue.length === 0,
+      drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
+      phaseIs: ({ event }, phase: RunPhase) => event.type === 'RUN.PHASE' && event.phase === phase,
+    },
+    delays: {
+      drainDelay: ({ context }) => Math.max(0, (context.drainAt ?? clock.now()) - clock.now()),
+      hibernateDelay: () => deps.hibernateAfterMs,
+    },
+    actions: {
+      takeNextRun: assign(({ context }) => takeNextRun(context, deps.ids('run'), clock.now())),
+      idle: ({ context }) => deps.onIdle(context.sessionKey),
+    },
+  }).createMachine({
+    id: 'session',
+    context: ({ input }) => initialSessionContext(input.sessionKey),
+    initial: 'idle',
+    on: {
+      CANCEL: { actions: assign(({ context, event }) => removeQueued(context, event.messageIds)) },
+    },
+    states: {
+      idle: {
+        initial: 'check',
+        on: {
+          START: {
+            target: 'running',
+            actions: assign(({ context, event }) =>
+              startRun(accept(context, event.item.messageId, event.at), event.runId, [event.item], event.at),
+            ),
+          },
+          ENQUEUE: {
+            target: '.check',
+            reenter: true,
+            actions: assign(({ context, event }) => {
+              const next = enqueue(
+                accept(context, event.item.messageId, event.at),
+                event.item,
+                event.dropOldest,
+                event.summary,
+              );
+              return { ...next, drainAt: drainAtFor(next, event.at) };
+            }),
+          },
+          INTERRUPT: {
+            target: '.check',
+            reenter: true,
+            actions: assign(({ context, event }) => {
+              const next = {
+                ...accept(context, event.item.messageId, event.at),
+                queue: [event.item, ...context.queue],
+                interruptUntil: event.at,
+              };
+              return { ...next, drainAt: event.at };
+            }),
+          },
+          CANCEL: {
+            target: '.check',
+            reenter: true,
+            actions: assign(({ context, event }) => removeQueued(context, event.messageIds)),
+          },
+          HYDRATED: { target: '.check', reenter: true },
+        },
+        states: {
+          check: {
+            always: [
+              { guard: 'queueEmpty', target: 'empty' },
+              { guard: 'drainDue', target: '#session.running', actions: 'takeNextRun' },
+              { target: 'waiting' },
+            ],
+          },
+          empty: { after: { hibernateDelay: { actions: 'idle' } } },
+          waiting: { after: { drainDelay: { target: '#session.running', actions: 'takeNextRun' } } },
+        },
+      },
+      running: {
+        initial: 'starting',
+        invoke: {
+          id: 'run',
+          src: 'run',
+          input: ({ context }) => ({
+            sessionKey: context.sessionKey,
+            run: context.run as NonNullable<SessionContext['run']>,
+          }),
+        },
+        on: {
+          'RUN.PHASE': [
+            { guard: { type: 'phaseIs', params: 'streaming' }, target: '.streaming' },
+            { guard: { type: 'phaseIs', params: 'tools' }, target: '.tools' },
+            { guard: { type: 'phaseIs', params: 'compacting' }, target: '.compacting' },
+            { guard: { type: 'phaseIs', params: 'settling' }, target: '.settling' },
+          ],
+          ENQUEUE: {
+            actions: assign(({ context, event }) =>
+              enqueue(
+                accept(context, event.item.messageId, event.at),
+                event.item,
+                event.dropOldest,
+                event.summary,
+              ),
+            ),
+          },
+          STEER: {
+            actions: [
+              assign(({ context, event }) => {
+                const accepted = accept(context, event.message.messageId, event.at);
+                return event.queued === null
+                  ? accepted
+                  : enqueue(accepted, event.queued, event.dropOldest, event.summary);
+              }),
+              sendTo('run', ({ event }) => event),
+            ],
+          },
+          INTERRUPT: {
+            actions: [
+              assign(({ context, event }) => ({
+                ...accept(context, event.item.messageId, event.at),
+                queue: [event.item, ...context.queue],
+                lastEnqueuedAt: event.at,
+                interruptUntil: event.at + event.waitMs,
+              })),
+              sendTo('run', { type: 'ABORT', status: 'interrupted', reason: 'interrupted by a new message' }),
+            ],
+          },
+          ABORT: { actions: sendTo('run', ({ event }) => event) },
+          'RUN.DONE': {
+            target: 'idle',
+            actions: [
+              assign(({ context, event }) => {
+                const queued = new Set(context.queue.map((item) => item.messageId));
+                const unadmitted = event.unadmitted.filter((message) => !queued.has(message.messageId));
+                return endRun(context, unadmitted, unadmittedItem(event.at), event.at);
+              }),
+              ({ context, event }) => deps.onRunEnded(context.sessionKey, event.summary),
+            ],
+          },
+          'RUN.NOT_STARTED': {
+            target: 'idle',
+            actions: assign(({ context, event }) => returnRun(context, event.at)),
+          },
+        },
+        states: { starting: {}, streaming: {}, tools: {}, compacting: {}, settling: {} },
+      },
+      awaiting_approval: {},
+      awaiting_tool_results: {},
+    },
+  });
+}
+
+/** The session machine of a runtime. */
+export type SessionMachine = ReturnType<typeof createSessionMachine>;
+/** A running session actor. */
+export type SessionActor = ActorRefFrom<SessionMachine>;
+/** A session actor's snapshot. */
+export type SessionSnapshot = SnapshotFrom<SessionMachine>;

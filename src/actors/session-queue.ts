@@ -1,0 +1,120 @@
+import { buildCollectPrompt, buildDroppedNotice, takeCollectBatch } from '../policies/collect-prompt.js';
+import { rememberMessage } from '../policies/dedupe.js';
+import { drainDueAt } from '../policies/drain-timing.js';
+import type { SteerMessage } from '../runner/steer-inbox.js';
+import type { ActiveRun, QueuedMessage, SessionContext } from './session-context.js';
+
+/** Record a newly accepted message id (dedupe window) and take its arrival rank. */
+export function accept(context: SessionContext, messageId: string, at: number): SessionContext {
+  return { ...context, seen: rememberMessage(context.seen, messageId, at), nextOrder: context.nextOrder + 1 };
+}
+
+/** Put a message at the back of the queue, dropping the oldest first when the cap says so. */
+export function enqueue(
+  context: SessionContext,
+  item: QueuedMessage,
+  dropOldest: boolean,
+  summary: string | null,
+): SessionContext {
+  const queue = dropOldest ? context.queue.slice(1) : context.queue;
+  const dropped = summary === null ? context.dropped : [...context.dropped, summary];
+  return { ...context, queue: [...queue, item], dropped, lastEnqueuedAt: item.enqueuedAt };
+}
+
+/** When the queue drains: at once for an interrupting message in time, else debounce capped by maxWait. */
+export function drainAtFor(context: SessionContext, now: number): number | null {
+  const head = context.queue[0];
+  const last = context.queue[context.queue.length - 1];
+  if (head === undefined || last === undefined) return null;
+  if (head.mode === 'interrupt' && context.interruptUntil !== null && now <= context.interruptUntil)
+    return now;
+  return drainDueAt({
+    lastEnqueuedAt: context.lastEnqueuedAt ?? now,
+    runEndedAt: context.runEndedAt ?? now,
+    debounceMs: last.debounceMs,
+    maxWaitMs: last.maxWaitMs,
+  });
+}
+
+function promptFor(items: readonly QueuedMessage[], dropped: readonly string[]): string {
+  const first = items[0] as QueuedMessage;
+  if (items.length > 1) return buildCollectPrompt(items, dropped.length > 0 ? { dropped } : {});
+  if (dropped.length === 0) return first.text;
+  return `${buildDroppedNotice(dropped)}\n\n${first.text}`;
+}
+
+/**
+ * Take the next run off the queue: a collect-mode head takes every leading collect message it can merge with
+ * (same channel and thread) as ONE run; any other head runs alone.
+ */
+export function takeNextRun(context: SessionContext, runId: string, now: number): SessionContext {
+  const head = context.queue[0];
+  if (head === undefined) return context;
+  let items: QueuedMessage[] = [head];
+  if (head.mode === 'collect') {
+    const leading: QueuedMessage[] = [];
+    for (const item of context.queue) {
+      if (item.mode !== 'collect') break;
+      leading.push(item);
+    }
+    items = takeCollectBatch(leading).batch;
+  }
+  return startRun({ ...context, queue: context.queue.slice(items.length) }, runId, items, now);
+}
+
+/** Make `items` the active run (the dropped-message notice goes into its prompt). */
+export function startRun(
+  context: SessionContext,
+  runId: string,
+  items: readonly QueuedMessage[],
+  now: number,
+): SessionContext {
+  const run: ActiveRun = {
+    runId,
+    prompt: promptFor(items, context.dropped),
+    messageIds: items.map((item) => item.messageId),
+    consumedAs: items.length > 1 ? 'collected' : 'consumed',
+    startedAt: now,
+    items,
+  };
+  return { ...context, run, dropped: [], drainAt: null, interruptUntil: null };
+}
+
+/**
+ * A run ended: steer messages it never admitted go back to the front of the queue as followups (never lost),
+ * and the drain deadline is set.
+ */
+export function endRun(
+  context: SessionContext,
+  unadmitted: readonly SteerMessage[],
+  toItem: (message: SteerMessage) => QueuedMessage,
+  now: number,
+): SessionContext {
+  const returned = unadmitted.map(toItem);
+  const queue = returned.length > 0 ? [...returned, ...context.queue] : context.queue;
+  const ended: SessionContext = { ...context, run: null, queue, runEndedAt: now };
+  return { ...ended, drainAt: drainAtFor(ended, now) };
+}
+
+/** How long the drain waits before it retries a run that could not start. */
+export const startRetryDelayMs = 1000;
+
+/** A run that could not start: its messages go back to the front of the queue, in order, and the drain retries. */
+export function returnRun(context: SessionContext, now: number): SessionContext {
+  if (context.run === null) return context;
+  return {
+    ...context,
+    run: null,
+    queue: [...context.run.items, ...context.queue],
+    runEndedAt: now,
+    interruptUntil: null,
+    drainAt: now + startRetryDelayMs,
+  };
+}
+
+/** Remove messages from the queue (cancel / clear). */
+export function removeQueued(context: SessionContext, messageIds: readonly string[]): SessionContext {
+  const removing = new Set(messageIds);
+  const queue = context.queue.filter((item) => !removing.has(item.messageId));
+  return { ...context, queue, drainAt: queue.length === 0 ? null : context.drainAt };
+}

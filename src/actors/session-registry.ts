@@ -1,0 +1,158 @@
+import { createActor, type Snapshot } from 'xstate';
+import type { Clock } from '../core/clock.js';
+import { RuntimeError } from '../core/errors.js';
+import type { Ledger, SessionRecord } from '../ledger/ledger.js';
+import type { QueueSettingsInput } from '../policies/queue-settings.js';
+import type { RunSummary } from './run-summary.js';
+import type { SessionContext } from './session-context.js';
+import type { SessionActor, SessionMachine } from './session-machine.js';
+
+/** A session whose actor is running in this process. */
+export interface LiveSession {
+  readonly key: string;
+  readonly actor: SessionActor;
+  /** The session's queue-settings override (`configure`). */
+  override: QueueSettingsInput;
+  /** Fence epoch: bumped each time the session is hydrated. */
+  readonly epoch: number;
+  /** Seq of the session's last event. */
+  lastSeq: number;
+  /** Callers of `waitForEnd` waiting for the active run. */
+  waiters: Set<(summary: RunSummary) => void> | undefined;
+}
+
+/** Keeps the live sessions; hydrates from and hibernates to the ledger. */
+export interface SessionRegistry {
+  live(key: string): LiveSession | undefined;
+  /** Every live session. */
+  all(): LiveSession[];
+  /** The live session, hydrating (or creating) it when needed. */
+  acquire(key: string): Promise<LiveSession>;
+  /** Write a live session's record (override, snapshot, epoch, seq). */
+  persist(session: LiveSession): Promise<void>;
+  /** Stop an idle session's actor, keeping its snapshot in the ledger. False when it is not idle. */
+  hibernate(key: string): Promise<boolean>;
+  /** Persist and stop every live session. */
+  stopAll(): Promise<void>;
+  readonly size: number;
+}
+
+interface PersistedSessionSnapshot {
+  value: unknown;
+  context: SessionContext;
+  children?: unknown;
+}
+
+function isIdleValue(value: unknown): boolean {
+  return value === 'idle' || (typeof value === 'object' && value !== null && 'idle' in value);
+}
+
+/**
+ * The snapshot to restore. A snapshot saved while a run was active (the process stopped mid-run) comes back
+ * idle: that run is gone and its messages count as consumed; queued messages stay queued.
+ */
+function restorable(key: string, snapshot: unknown): Snapshot<unknown> {
+  const persisted = snapshot as PersistedSessionSnapshot;
+  if (typeof persisted !== 'object' || persisted === null || typeof persisted.context !== 'object') {
+    throw new RuntimeError('ledger_corrupt', `sessions row "${key}": the snapshot is not a session snapshot`);
+  }
+  if (isIdleValue(persisted.value)) return persisted as unknown as Snapshot<unknown>;
+  return {
+    ...persisted,
+    value: { idle: 'check' },
+    children: {},
+    context: { ...persisted.context, run: null },
+  } as unknown as Snapshot<unknown>;
+}
+
+/** Create the registry for one runtime. */
+export function createSessionRegistry(options: {
+  machine: SessionMachine;
+  ledger: Ledger;
+  clock: Clock;
+  ready: Promise<void>;
+}): SessionRegistry {
+  const { machine, ledger, clock } = options;
+  const sessions = new Map<string, LiveSession>();
+  const loading = new Map<string, Promise<LiveSession>>();
+
+  function start(key: string, record: SessionRecord | undefined): LiveSession {
+    const actor =
+      record?.snapshot === undefined
+        ? createActor(machine, { input: { sessionKey: key }, clock })
+        : createActor(machine, {
+            input: { sessionKey: key },
+            clock,
+            snapshot: restorable(key, record.snapshot),
+          });
+    const session: LiveSession = {
+      key,
+      actor,
+      override: { ...(record?.override ?? {}) },
+      epoch: (record?.epoch ?? 0) + 1,
+      lastSeq: record?.lastSeq ?? 0,
+      waiters: undefined,
+    };
+    sessions.set(key, session);
+    actor.start();
+    // XState does not restore delayed transitions: re-arm the drain (or idle) timer from the stored deadline.
+    if (record?.snapshot !== undefined) actor.send({ type: 'HYDRATED' });
+    return session;
+  }
+
+  async function load(key: string): Promise<LiveSession> {
+    await options.ready;
+    const record = await ledger.getSession(key);
+    return sessions.get(key) ?? start(key, record);
+  }
+
+  function recordOf(session: LiveSession): SessionRecord {
+    return {
+      sessionKey: session.key,
+      override: session.override,
+      snapshot: session.actor.getPersistedSnapshot(),
+      epoch: session.epoch,
+      lastSeq: session.lastSeq,
+      updatedAt: clock.now(),
+    };
+  }
+
+  return {
+    live: (key) => sessions.get(key),
+    all: () => [...sessions.values()],
+    acquire(key) {
+      const live = sessions.get(key);
+      if (live !== undefined) return Promise.resolve(live);
+      let pending = loading.get(key);
+      if (pending === undefined) {
+        pending = load(key).finally(() => loading.delete(key));
+        loading.set(key, pending);
+      }
+      return pending;
+    },
+    persist: (session) => ledger.putSession(recordOf(session)),
+    async hibernate(key) {
+      const session = sessions.get(key);
+      if (session === undefined || !session.actor.getSnapshot().matches({ idle: 'empty' })) return false;
+      if (session.waiters !== undefined && session.waiters.size > 0) return false;
+      // Write first, then forget: a later hydrate reads what this wrote (the ledger orders reads after writes).
+      const written = ledger.putSession(recordOf(session));
+      sessions.delete(key);
+      session.actor.stop();
+      await written;
+      return true;
+    },
+    async stopAll() {
+      const all = [...sessions.values()];
+      const writes = all.map((session) => ledger.putSession(recordOf(session)));
+      for (const session of all) {
+        sessions.delete(session.key);
+        session.actor.stop();
+      }
+      await Promise.all(writes);
+    },
+    get size() {
+      return sessions.size;
+    },
+  };
+}

@@ -1,0 +1,13 @@
+export {
+  inboxStatuses,
+  type InboxStatus,
+  type InboxRecord,
+  type InboxUpdate,
+  type RunRecord,
+  type RunClose,
+  type TurnRecord,
+  type SessionRecord,
+  type EventQuery,
+  type Ledger,
+} from './ledger.js';
+export { createMemoryLedger } from './memory-ledger.js';

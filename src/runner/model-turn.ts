@@ -1,0 +1,75 @@
+import { abortReason } from '../core/clock.js';
+import type { ModelMessage, ToolCall, Usage } from '../providers/model-provider.js';
+import { createBlockChunker } from '../policies/block-chunker.js';
+import type { RunContext } from './run-context.js';
+
+/** What one model call produced. */
+export interface ModelTurn {
+  readonly text: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly usage: Usage;
+}
+
+/** Text streamed so far in the run, kept outside the call so an abort still sees the partial output. */
+export interface RunText {
+  text: string;
+  blockIndex: number;
+}
+
+/**
+ * One model call: stream it and fold the parts into events (`assistant.delta` per token,
+ * `assistant.block` per chunk, `assistant.reasoning`) and a turn (text, tool calls, usage).
+ */
+export async function streamModelTurn(
+  context: RunContext,
+  messages: readonly ModelMessage[],
+  runText: RunText,
+): Promise<ModelTurn> {
+  const { runId, signal } = context;
+  const chunker = createBlockChunker(context.blocks);
+  const toolCalls: ToolCall[] = [];
+  let text = '';
+  let inputTokens = 0;
+  let outputTokens = 0;
+  const separator = runText.text.length > 0 ? '\n\n' : '';
+  const request = {
+    model: context.model,
+    messages,
+    tools: context.tools.specs,
+    ...(context.system === undefined ? {} : { system: context.system }),
+    ...(context.thinking === undefined ? {} : { thinking: context.thinking }),
+  };
+  const emitBlocks = (blocks: readonly string[]): void => {
+    for (const block of blocks) {
+      context.emit({ type: 'assistant.block', runId, index: runText.blockIndex++, text: block });
+    }
+  };
+  for await (const part of context.provider.stream(request, { signal })) {
+    if (signal.aborted) throw abortReason(signal);
+    switch (part.type) {
+      case 'text':
+        if (part.delta.length === 0) break;
+        if (text.length === 0) runText.text += separator;
+        text += part.delta;
+        runText.text += part.delta;
+        context.emit({ type: 'assistant.delta', runId, delta: part.delta });
+        emitBlocks(chunker.push(part.delta));
+        break;
+      case 'reasoning':
+        context.emit({ type: 'assistant.reasoning', runId, delta: part.delta });
+        break;
+      case 'tool_call':
+        toolCalls.push(part.call);
+        break;
+      case 'usage':
+        inputTokens += part.usage.inputTokens;
+        outputTokens += part.usage.outputTokens;
+        break;
+      case 'finish':
+        break;
+    }
+  }
+  if (signal.aborted) throw abortReason(signal);
+  emitBlocks(chunker.flush());
+  return { text, toolCalls, usage: { inputTokens, outputTokens } };
+}

@@ -1,0 +1,142 @@
+import { abortReason } from '../core/clock.js';
+import { RuntimeError, toErrorInfo, type ErrorCode } from '../core/errors.js';
+import type { ToolCall } from '../providers/model-provider.js';
+import type { RunContext } from './run-context.js';
+
+/** The result of one tool call as it goes back to the model. */
+export interface ToolResult {
+  readonly call: ToolCall;
+  readonly content: string;
+  readonly isError: boolean;
+  /** True when the model could correct the call (unknown tool, invalid arguments): counts against the budget. */
+  readonly correctable: boolean;
+}
+
+/** The synthetic result of a call that was not launched because a steer message arrived. */
+export const skippedToolContent = 'Skipped due to queued user message.';
+
+function errorResult(
+  context: RunContext,
+  call: ToolCall,
+  code: ErrorCode,
+  message: string,
+  correctable = false,
+) {
+  context.emit({
+    type: 'tool.failed',
+    runId: context.runId,
+    toolCallId: call.id,
+    tool: call.name,
+    error: { code, message },
+  });
+  return { call, content: `Error: ${message}`, isError: true, correctable };
+}
+
+/** Resolve when `promise` settles, or reject as soon as `signal` aborts (a tool that ignores it cannot hold the run). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+function serialize(output: unknown): string {
+  if (typeof output === 'string') return output;
+  return JSON.stringify(output) ?? 'null';
+}
+
+/**
+ * Validate and run one tool call. Model mistakes (unknown tool, invalid args) and tool failures come back as
+ * error results for the model; only an abort of the run throws.
+ */
+export async function executeToolCall(context: RunContext, call: ToolCall): Promise<ToolResult> {
+  const { runId, signal } = context;
+  context.emit({ type: 'tool.called', runId, toolCallId: call.id, tool: call.name, args: call.args });
+  const tool = context.tools.get(call.name);
+  if (tool === undefined) {
+    const known = context.tools.specs.map((spec) => spec.name).join(', ') || 'none';
+    return errorResult(context, call, 'not_found', `unknown tool "${call.name}" (available: ${known})`, true);
+  }
+  const parsed = tool.input.safeParse(call.args);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
+    return errorResult(
+      context,
+      call,
+      'args_invalid',
+      `invalid arguments for "${call.name}": ${issues.join('; ')}`,
+      true,
+    );
+  }
+  if (tool.execute === undefined) {
+    return errorResult(
+      context,
+      call,
+      'tool_failed',
+      `"${call.name}" has no executor and deferred results are not enabled`,
+    );
+  }
+  const controller = new AbortController();
+  const onRunAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onRunAbort, { once: true });
+  const timer =
+    tool.timeoutMs === undefined
+      ? undefined
+      : context.clock.setTimeout(
+          () =>
+            controller.abort(
+              new RuntimeError('timeout', `"${call.name}" timed out after ${tool.timeoutMs} ms`),
+            ),
+          tool.timeoutMs,
+        );
+  const startedAt = context.clock.now();
+  try {
+    const execute = tool.execute;
+    const output = await untilAborted(
+      Promise.resolve().then(() =>
+        execute(parsed.data, {
+          signal: controller.signal,
+          toolCallId: call.id,
+          sessionKey: context.sessionKey,
+          runId,
+        }),
+      ),
+      controller.signal,
+    );
+    const durationMs = context.clock.now() - startedAt;
+    context.emit({ type: 'tool.succeeded', runId, toolCallId: call.id, tool: call.name, output, durationMs });
+    return { call, content: serialize(output), isError: false, correctable: false };
+  } catch (error) {
+    if (signal.aborted) throw abortReason(signal);
+    const info = toErrorInfo(error);
+    return errorResult(context, call, info.code === 'timeout' ? 'timeout' : 'tool_failed', info.message);
+  } finally {
+    signal.removeEventListener('abort', onRunAbort);
+    if (timer !== undefined) context.clock.clearTimeout(timer);
+  }
+}
+
+/** Record a call that never launched because steering took over: a synthetic result and `tool.skipped`. */
+export function skipToolCall(context: RunContext, call: ToolCall): ToolResult {
+  context.emit({
+    type: 'tool.skipped',
+    runId: context.runId,
+    toolCallId: call.id,
+    tool: call.name,
+    reason: 'steered',
+  });
+  return { call, content: skippedToolContent, isError: false, correctable: false };
+}

@@ -1,0 +1,147 @@
+import type { RunSummary } from '../actors/run-summary.js';
+import { createSessionMachine } from '../actors/session-machine.js';
+import { createSessionRegistry, type LiveSession } from '../actors/session-registry.js';
+import { createDeferred } from '../core/deferred.js';
+import type { RuntimeEvent } from '../core/events.js';
+import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
+import { createSessionLane } from '../lanes/session-lane.js';
+import { createMemoryLedger } from '../ledger/memory-ledger.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { isRunActive } from '../policies/queue-admission.js';
+import type { ModelProvider } from '../providers/model-provider.js';
+import { createToolRegistry } from '../tools/tool-registry.js';
+import { createEventBus } from './event-bus.js';
+import { streamEvents, type EventStreamOptions } from './event-stream.js';
+import { parseSessionKey } from './inbound-message.js';
+import { createRunExecutor } from './run-executor.js';
+import { parseRuntimeOptions, type RuntimeOptions } from './runtime-options.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import { activityOf } from './session-activity.js';
+import { createSessionGate } from './session-gate.js';
+import { createSessionHandle, waitForRun, type Session } from './session-handle.js';
+
+/** The runtime: sessions, their event streams, and shutdown. */
+export interface Runtime {
+  /** Get or create a session (cheap; hydrates from the ledger on first use). Throws `invalid_input` on a bad key. */
+  session(key: string): Session;
+  /** Replay every session's recorded events after `after`, then follow live ones. */
+  events(options?: EventStreamOptions): AsyncIterable<RuntimeEvent>;
+  /** Live sessions and lane load, for dashboards. */
+  stats(): { liveSessions: number; lanes: Record<string, LaneStats> };
+  /**
+   * Stop intake, let active runs finish (aborting those still running after `timeoutMs`), persist every session
+   * and close the ledger. Queued messages stay pending in the ledger. @default timeoutMs 30000
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/** Create a runtime. Bad configuration throws `invalid_input` naming the field. */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const config = parseRuntimeOptions(options);
+  const { clock, ids, limits } = config;
+  const ledger: Ledger =
+    config.ledger === undefined || 'path' in config.ledger ? createMemoryLedger() : config.ledger;
+  const onError =
+    config.onError ??
+    ((error: unknown) => {
+      console.error('agentlanes: background failure:', error instanceof Error ? error.message : error);
+    });
+  const bus = createEventBus({ ledger, clock, onError });
+  const ready = ledger.lastCursor().then((cursor) => bus.seek(cursor));
+  const closedSignal = createDeferred<void>();
+  let closing: Promise<void> | undefined;
+  const sessionLane = createSessionLane();
+  const globalLane = createGlobalLane({ ...config.globalLane, clock });
+  const providerName = config.model.provider;
+  const provider = config.providers[providerName] as ModelProvider;
+
+  const emitByKey = (sessionKey: string, event: Parameters<RuntimeInternals['emit']>[1]): void => {
+    const live = registry.live(sessionKey);
+    if (live === undefined) {
+      onError(new Error(`event ${event.type} for session "${sessionKey}", which is not live`));
+      return;
+    }
+    bus.emit(live, event);
+  };
+  const startRun = createRunExecutor({
+    ledger,
+    sessionLane,
+    globalLane,
+    clock,
+    emit: emitByKey,
+    providerName,
+    provider,
+    model: config.model.model,
+    thinking: config.model.thinking,
+    system: config.systemPrompt,
+    tools: createToolRegistry(config.tools),
+    limits,
+    blocks: config.blocks,
+    accepting: () => closing === undefined,
+    onError,
+  });
+  const machine = createSessionMachine({
+    clock,
+    ids,
+    startRun,
+    hibernateAfterMs: config.sessions.hibernateAfterMs,
+    onIdle: (sessionKey) =>
+      queueMicrotask(() => {
+        if (closing === undefined) registry.hibernate(sessionKey).catch(onError);
+      }),
+    onRunEnded: (sessionKey: string, summary: RunSummary) => {
+      const live = registry.live(sessionKey);
+      const waiters = live?.waiters;
+      if (live === undefined || waiters === undefined) return;
+      live.waiters = undefined;
+      for (const waiter of waiters) waiter(summary);
+    },
+  });
+  const registry = createSessionRegistry({ machine, ledger, clock, ready });
+  const internals: RuntimeInternals = {
+    clock,
+    ledger,
+    bus,
+    registry,
+    withSession: createSessionGate(registry),
+    admission: {
+      clock,
+      ids,
+      ledger,
+      emit: (session, event) => bus.emit(session, event),
+      queueDefaults: config.queue,
+      interruptWaitMs: limits.interruptWaitMs,
+    },
+    closed: closedSignal.promise,
+    isClosed: () => closing !== undefined,
+    emit: (session: LiveSession, event) => bus.emit(session, event),
+  };
+
+  async function shutdown(timeoutMs: number): Promise<void> {
+    const active = registry.all().filter((live) => isRunActive(activityOf(live.actor.getSnapshot())));
+    await Promise.all(
+      active.map(async (live) => {
+        const result = await waitForRun(internals, live, timeoutMs);
+        if (result.status !== 'timeout') return;
+        live.actor.send({ type: 'ABORT', status: 'aborted', reason: 'the runtime is closing' });
+        await waitForRun(internals, live, timeoutMs);
+      }),
+    );
+    await registry.stopAll();
+    await globalLane.close();
+    closedSignal.resolve();
+    await bus.flushed();
+    await ledger.close();
+  }
+
+  return {
+    session: (key) => createSessionHandle(internals, parseSessionKey(key)),
+    events: (eventOptions = {}) => streamEvents({ ledger, bus, closed: closedSignal.promise }, eventOptions),
+    stats: () => ({ liveSessions: registry.size, lanes: globalLane.stats() }),
+    close(closeOptions) {
+      const timeoutMs = closeOptions?.timeoutMs ?? 30_000;
+      closing ??= ready.then(() => shutdown(timeoutMs));
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import type { ActiveRun } from '../actors/session-context.js';
+import type { RunRequest, RunStarter } from '../actors/run-actor.js';
+import type { RunSummary } from '../actors/run-summary.js';
+import type { Clock } from '../core/clock.js';
+import { abortReason } from '../core/clock.js';
+import { RuntimeError, toErrorInfo } from '../core/errors.js';
+import type { EventInput } from '../core/events.js';
+import type { GlobalLane, LaneWaitInfo } from '../lanes/global-lane.js';
+import type { SessionLane } from '../lanes/session-lane.js';
+import type { Ledger, TurnRecord } from '../ledger/ledger.js';
+import type { ModelMessage, ModelProvider, ThinkingLevel } from '../providers/model-provider.js';
+import { abortStatusOf } from '../runner/run-abort.js';
+import type { RunLimits, RunOutcome } from '../runner/run-context.js';
+import { runTurnLoop } from '../runner/turn-loop.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { turnsToMessages } from './transcript.js';
+
+/** What running a session's run needs. */
+export interface RunExecutorDeps {
+  readonly ledger: Ledger;
+  readonly sessionLane: SessionLane;
+  readonly globalLane: GlobalLane;
+  readonly clock: Clock;
+  readonly emit: (sessionKey: string, event: EventInput) => void;
+  readonly providerName: string;
+  readonly provider: ModelProvider;
+  readonly model: string;
+  readonly thinking: ThinkingLevel | undefined;
+  readonly system: string | undefined;
+  readonly tools: ToolRegistry;
+  readonly limits: RunLimits & { readonly runTimeoutMs: number; readonly historyTurns: number };
+  readonly blocks: { readonly minChars: number; readonly maxChars: number };
+  /** False once the runtime is closing: runs that have not started yet stay queued. */
+  readonly accepting: () => boolean;
+  /** Reports a ledger write that failed in the background. */
+  readonly onError: (error: unknown) => void;
+}
+
+/**
+ * Build the function the session actor starts runs with: `sessionLane(key) -> globalLane -> turn loop`,
+ * with the run opened, its messages marked consumed, its turns and end recorded in the ledger.
+ */
+export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
+  const { ledger, clock, onError } = deps;
+  const write = (promise: Promise<void>): void => {
+    promise.catch(onError);
+  };
+
+  async function history(sessionKey: string): Promise<readonly ModelMessage[]> {
+    if (deps.limits.historyTurns === 0) return [];
+    return turnsToMessages(await ledger.listTurns(sessionKey), deps.limits.historyTurns);
+  }
+
+  function open(request: RunRequest, run: ActiveRun, startedAt: number): void {
+    const { sessionKey } = request;
+    write(
+      ledger.openRun({
+        runId: run.runId,
+        sessionKey,
+        status: 'running',
+        messageIds: run.messageIds,
+        provider: deps.providerName,
+        model: deps.model,
+        startedAt,
+        usage: { inputTokens: 0, outputTokens: 0 },
+        text: '',
+      }),
+    );
+    write(ledger.updateMessages(sessionKey, run.messageIds, { status: run.consumedAs, runId: run.runId }));
+    deps.emit(sessionKey, {
+      type: 'run.started',
+      runId: run.runId,
+      messageIds: [...run.messageIds],
+      provider: deps.providerName,
+      model: deps.model,
+    });
+  }
+
+  function close(request: RunRequest, run: ActiveRun, startedAt: number, outcome: RunOutcome): RunSummary {
+    const endedAt = clock.now();
+    const error = outcome.error === undefined ? {} : { error: outcome.error };
+    write(
+      ledger.closeRun(run.runId, {
+        status: outcome.status,
+        endedAt,
+        text: outcome.text,
+        usage: outcome.usage,
+        ...error,
+      }),
+    );
+    deps.emit(request.sessionKey, {
+      type: 'run.ended',
+      runId: run.runId,
+      status: outcome.status,
+      text: outcome.text,
+      usage: outcome.usage,
+      durationMs: endedAt - startedAt,
+      ...error,
+    });
+    return {
+      runId: run.runId,
+      status: outcome.status,
+      text: outcome.text,
+      messageIds: run.messageIds,
+      startedAt,
+      endedAt,
+      ...error,
+    };
+  }
+
+  async function execute(request: RunRequest): Promise<RunSummary> {
+    const { run, sessionKey } = request;
+    const startedAt = clock.now();
+    open(request, run, startedAt);
+    const timer = clock.setTimeout(
+      () => request.abort('timeout', `the run exceeded ${deps.limits.runTimeoutMs} ms`),
+      deps.limits.runTimeoutMs,
+    );
+    let index = 0;
+    try {
+      const outcome = await runTurnLoop({
+        runId: run.runId,
+        sessionKey,
+        prompt: run.prompt,
+        messageIds: run.messageIds,
+        history: await history(sessionKey),
+        provider: deps.provider,
+        model: deps.model,
+        ...(deps.system === undefined ? {} : { system: deps.system }),
+        ...(deps.thinking === undefined ? {} : { thinking: deps.thinking }),
+        tools: deps.tools,
+        limits: deps.limits,
+        blocks: deps.blocks,
+        signal: request.signal,
+        clock,
+        steering: request.steering,
+        emit: (event) => deps.emit(sessionKey, event),
+        setPhase: request.setPhase,
+        recordTurn: (turn) => {
+          const record: TurnRecord = {
+            ...turn,
+            sessionKey,
+            runId: run.runId,
+            index: index++,
+            at: clock.now(),
+          };
+          write(ledger.appendTurns([record]));
+        },
+      });
+      return close(request, run, startedAt, outcome);
+    } finally {
+      clock.clearTimeout(timer);
+    }
+  }
+
+  return async (request) => {
+    // Start a microtask later, so the inbox record of the message that triggered the run is written first.
+    await Promise.resolve();
+    const { run, sessionKey, signal } = request;
+    if (!deps.accepting()) throw new RuntimeError('runtime_closed', 'the runtime is closing');
+    const onWaited = (info: LaneWaitInfo): void =>
+      deps.emit(sessionKey, { type: 'lane.waited', runId: run.runId, ...info });
+    try {
+      return await deps.sessionLane.run(sessionKey, () =>
+        deps.globalLane.run(() => execute(request), { provider: deps.providerName, signal, onWaited }),
+      );
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      // Aborted while waiting in a lane: the run never reached the model; record it as ended all the same.
+      const startedAt = clock.now();
+      open(request, run, startedAt);
+      const reason = toErrorInfo(abortReason(signal));
+      return close(request, run, startedAt, {
+        status: abortStatusOf(signal),
+        text: '',
+        usage: { inputTokens: 0, outputTokens: 0 },
+        error: reason,
+      });
+    }
+  };
+}

@@ -1,0 +1,27 @@
+import type { LiveSession, SessionRegistry } from '../actors/session-registry.js';
+import type { Clock } from '../core/clock.js';
+import { RuntimeError } from '../core/errors.js';
+import type { EventInput } from '../core/events.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { AdmissionDeps } from './admit-message.js';
+import type { EventBus } from './event-bus.js';
+import type { SessionGate } from './session-gate.js';
+
+/** What session handles share with their runtime. */
+export interface RuntimeInternals {
+  readonly clock: Clock;
+  readonly ledger: Ledger;
+  readonly bus: EventBus;
+  readonly registry: SessionRegistry;
+  readonly withSession: SessionGate;
+  readonly admission: AdmissionDeps;
+  /** Resolves when the runtime has closed (ends event streams). */
+  readonly closed: Promise<void>;
+  isClosed(): boolean;
+  emit(session: LiveSession, event: EventInput): void;
+}
+
+/** Throw `runtime_closed` once the runtime stopped taking work. */
+export function assertOpen(internals: RuntimeInternals): void {
+  if (internals.isClosed()) throw new RuntimeError('runtime_closed', 'the runtime is closed');
+}

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { systemClock, type Clock } from '../core/clock.js';
+import { RuntimeError } from '../core/errors.js';
+import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { queueSettingsSchema } from '../policies/queue-settings.js';
+import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
+import type { Tool } from '../tools/define-tool.js';
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+const hasMethods =
+  (...names: string[]) =>
+  (value: unknown) =>
+    typeof value === 'object' &&
+    value !== null &&
+    names.every((name) => isFunction((value as Record<string, unknown>)[name]));
+
+const rateSchema = z.object({ limit: z.int().min(1), intervalMs: z.int().min(1) }).strict();
+const modelRefSchema = z.object({ provider: z.string().min(1), model: z.string().min(1) }).strict();
+
+/** The options of `createRuntime`, validated once at construction. */
+export const runtimeOptionsSchema = z
+  .object({
+    /** A Ledger instance, or `{ path: ':memory:' }`. @default the in-memory ledger */
+    ledger: z
+      .union([
+        z.custom<Ledger>(
+          hasMethods('appendEvents', 'readEvents', 'appendMessage', 'close'),
+          'expected a Ledger',
+        ),
+        z.object({ path: z.literal(':memory:') }).strict(),
+      ])
+      .optional(),
+    providers: z.record(
+      z.string().min(1),
+      z.custom<ModelProvider>(hasMethods('stream'), 'expected a ModelProvider'),
+    ),
+    model: modelRefSchema
+      .extend({
+        fallbacks: z.array(modelRefSchema).default([]),
+        thinking: z.enum(thinkingLevels).optional(),
+      })
+      .strict(),
+    globalLane: z
+      .object({
+        concurrency: z.int().min(1).default(8),
+        rate: rateSchema.optional(),
+        perProvider: z
+          .record(
+            z.string(),
+            z.object({ concurrency: z.int().min(1).optional(), rate: rateSchema.optional() }).strict(),
+          )
+          .optional(),
+        warnAfterMs: z.number().min(0).default(2000),
+      })
+      .strict()
+      .prefault({}),
+    queue: queueSettingsSchema
+      .extend({ byChannel: z.record(z.string(), queueSettingsSchema).default({}) })
+      .strict()
+      .prefault({}),
+    tools: z.array(z.custom<Tool>(hasMethods(), 'expected a tool from defineTool')).default([]),
+    limits: z
+      .object({
+        maxToolTurns: z.int().min(1).default(25),
+        runTimeoutMs: z.int().min(1).default(600_000),
+        parallelToolCalls: z.int().min(1).default(4),
+        toolCorrectionBudget: z.int().min(0).default(3),
+        /** How long an interrupting message waits for the old run to end before it queues normally. */
+        interruptWaitMs: z.int().min(0).default(15_000),
+        /** Earlier turns of the session sent with each run. */
+        historyTurns: z.int().min(0).default(50),
+      })
+      .strict()
+      .prefault({}),
+    sessions: z
+      .object({ hibernateAfterMs: z.int().min(1).default(300_000) })
+      .strict()
+      .prefault({}),
+    blocks: z
+      .object({ minChars: z.int().min(1).default(800), maxChars: z.int().min(1).default(1200) })
+      .strict()
+      .refine(
+        (blocks) => blocks.minChars <= blocks.maxChars,
+        'blocks.minChars must not exceed blocks.maxChars',
+      )
+      .prefault({}),
+    systemPrompt: z.string().optional(),
+    clock: z
+      .custom<Clock>(hasMethods('now', 'setTimeout', 'clearTimeout', 'sleep'), 'expected a Clock')
+      .default(systemClock),
+    random: z.custom<Random>(isFunction, 'expected a function returning [0, 1)').default(() => Math.random),
+    ids: z
+      .custom<IdGenerator>(isFunction, 'expected an id generator (prefix) => string')
+      .default(() => randomIds),
+    /** Where runtime-internal failures (a ledger write that failed in the background) are reported. */
+    onError: z.custom<(error: unknown) => void>(isFunction).optional(),
+  })
+  .strict()
+  .superRefine((options, context) => {
+    for (const ref of [options.model, ...options.model.fallbacks]) {
+      if (!(ref.provider in options.providers)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['model'],
+          message: `model provider "${ref.provider}" is not in providers (${Object.keys(options.providers).join(', ') || 'none'})`,
+        });
+      }
+    }
+  });
+
+/** What callers pass to `createRuntime`. */
+export type RuntimeOptions = z.input<typeof runtimeOptionsSchema>;
+/** The validated runtime configuration. */
+export type RuntimeConfig = z.output<typeof runtimeOptionsSchema>;
+
+/** Validate options; bad configuration throws `invalid_input` naming every bad field. */
+export function parseRuntimeOptions(options: RuntimeOptions): RuntimeConfig {
+  const parsed = runtimeOptionsSchema.safeParse(options);
+  if (parsed.success) return parsed.data;
+  throw new RuntimeError('invalid_input', `createRuntime: ${z.prettifyError(parsed.error)}`, {
+    cause: parsed.error,
+  });
+}

@@ -1,0 +1,44 @@
+import type { TurnRecord } from '../ledger/ledger.js';
+import type { ModelMessage } from '../providers/model-provider.js';
+
+/**
+ * Turn a session's recorded turns into the model messages of the next run: at most `limit` of the latest,
+ * starting at a user turn, and without assistant tool calls whose results were never recorded (a run that
+ * was aborted mid-batch) or tool results whose call is missing.
+ */
+export function turnsToMessages(turns: readonly TurnRecord[], limit: number): ModelMessage[] {
+  let start = Math.max(0, turns.length - limit);
+  while (start < turns.length && turns[start]?.role !== 'user') start++;
+  const recent = turns.slice(start);
+  const answered = new Set(recent.filter((turn) => turn.role === 'tool').map((turn) => turn.toolCallId));
+  const called = new Set<string>();
+  const messages: ModelMessage[] = [];
+  for (const turn of recent) {
+    switch (turn.role) {
+      case 'user':
+        messages.push({ role: 'user', content: turn.content });
+        break;
+      case 'assistant': {
+        const toolCalls = (turn.toolCalls ?? []).filter((call) => answered.has(call.id));
+        for (const call of toolCalls) called.add(call.id);
+        messages.push(
+          toolCalls.length > 0
+            ? { role: 'assistant', content: turn.content, toolCalls }
+            : { role: 'assistant', content: turn.content },
+        );
+        break;
+      }
+      case 'tool':
+        if (turn.toolCallId === undefined || !called.has(turn.toolCallId)) break;
+        messages.push({
+          role: 'tool',
+          toolCallId: turn.toolCallId,
+          tool: turn.tool ?? '',
+          content: turn.content,
+          ...(turn.isError === true ? { isError: true } : {}),
+        });
+        break;
+    }
+  }
+  return messages;
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { RuntimeError } from '../core/errors.js';
+
+/** How dangerous a tool is: `high` tools need approval before they run. */
+export const toolRisks = ['low', 'high'] as const;
+/** A tool's risk level. */
+export type ToolRisk = (typeof toolRisks)[number];
+
+/** What a running tool gets besides its arguments. */
+export interface ToolContext {
+  /** The run's abort signal: aborts on user abort, interrupt, run timeout or the tool's own timeout. */
+  readonly signal: AbortSignal;
+  readonly toolCallId: string;
+  readonly sessionKey: string;
+  readonly runId: string;
+}
+
+/** A tool as the runtime holds it. Without `execute` it is a deferred tool whose result comes from outside. */
+export interface Tool<Input = unknown, Output = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: z.ZodType<Input>;
+  readonly risk: ToolRisk;
+  /** Milliseconds a call may run before it is aborted and fails. */
+  readonly timeoutMs?: number;
+  readonly execute?: (args: Input, context: ToolContext) => Promise<Output> | Output;
+}
+
+/** What `defineTool` takes: a zod input schema, a description and an `execute` (none for deferred tools). */
+export interface ToolDefinition<Schema extends z.ZodType, Output> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: Schema;
+  /** @default 'low' */
+  readonly risk?: ToolRisk;
+  readonly timeoutMs?: number;
+  readonly execute?: (args: z.output<Schema>, context: ToolContext) => Promise<Output> | Output;
+}
+
+const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const definitionSchema = z.object({
+  name: z.string().regex(toolNamePattern, 'tool names are 1-64 letters, digits, "_" or "-"'),
+  description: z.string().min(1),
+  input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'input must be a zod schema'),
+  risk: z.enum(toolRisks).default('low'),
+  timeoutMs: z.number().int().positive().optional(),
+  execute: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function').optional(),
+});
+
+/** Define a tool: the model sees its name, description and the JSON Schema of `input`. */
+export function defineTool<Schema extends z.ZodType, Output>(
+  definition: ToolDefinition<Schema, Output>,
+): Tool<z.output<Schema>, Output> {
+  const parsed = definitionSchema.safeParse(definition);
+  if (!parsed.success) {
+    throw new RuntimeError('invalid_input', `defineTool: ${z.prettifyError(parsed.error)}`);
+  }
+  return Object.freeze({ ...definition, risk: parsed.data.risk }) as Tool<z.output<Schema>, Output>;
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { isRuntimeError } from '../../src/core/errors.js';
+import type { RuntimeEvent } from '../../src/core/events.js';
+import { createMemoryLedger, type InboxRecord } from '../../src/ledger/index.js';
+import { describeLedgerContract } from '../contracts/ledger.contract.js';
+
+describeLedgerContract('memory', () => createMemoryLedger());
+
+function event(cursor: number): RuntimeEvent {
+  return {
+    type: 'message.steered',
+    sessionKey: 's1',
+    seq: cursor,
+    cursor,
+    at: cursor,
+    messageId: `m${cursor}`,
+  };
+}
+
+const message: InboxRecord = {
+  sessionKey: 's1',
+  messageId: 'm1',
+  order: 1,
+  text: 'hi',
+  mode: 'collect',
+  status: 'pending',
+  acceptedAt: 0,
+};
+
+describe('createMemoryLedger', () => {
+  it('rejects the whole batch with invalid_input when cursors do not strictly increase', async () => {
+    const ledger = createMemoryLedger();
+    await ledger.appendEvents([event(1), event(2)]);
+    const error: unknown = await ledger.appendEvents([event(3), event(3)]).catch((caught: unknown) => caught);
+    expect(isRuntimeError(error, 'invalid_input')).toBe(true);
+    expect(await ledger.lastCursor()).toBe(2);
+    await expect(ledger.appendEvents([event(2)])).rejects.toThrow(/cursor/);
+  });
+
+  it('sees a write from a read called right after it when the write is not awaited first', async () => {
+    const ledger = createMemoryLedger();
+    const write = ledger.appendMessage(message);
+    const read = ledger.listMessages('s1');
+    await write;
+    expect(await read).toHaveLength(1);
+  });
+
+  it('leaves a record already handed out unchanged when its message is updated', async () => {
+    const ledger = createMemoryLedger();
+    await ledger.appendMessage(message);
+    const [before] = await ledger.listMessages('s1');
+    await ledger.updateMessages('s1', ['m1'], { status: 'consumed' });
+    expect(before?.status).toBe('pending');
+    expect((await ledger.listMessages('s1'))[0]?.status).toBe('consumed');
+  });
+});

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { decideCap } from '../../src/policies/queue-cap.js';
+
+describe('decideCap', () => {
+  it('accepts without dropping when the queue is below cap', () => {
+    expect(decideCap(19, { cap: 20, drop: 'new' })).toEqual({ accept: true, drop: 0, summarize: false });
+    expect(decideCap(0, { cap: 1, drop: 'summarize' })).toEqual({ accept: true, drop: 0, summarize: false });
+  });
+
+  it('refuses the newcomer with queue_full when the queue is full and drop is new', () => {
+    expect(decideCap(20, { cap: 20, drop: 'new' })).toEqual({ accept: false, code: 'queue_full' });
+  });
+
+  it('drops the oldest without a summary when the queue is full and drop is old', () => {
+    expect(decideCap(20, { cap: 20, drop: 'old' })).toEqual({ accept: true, drop: 1, summarize: false });
+  });
+
+  it('drops the oldest keeping a summary when the queue is full and drop is summarize', () => {
+    expect(decideCap(20, { cap: 20, drop: 'summarize' })).toEqual({ accept: true, drop: 1, summarize: true });
+  });
+
+  it('treats a queue over cap as full when the cap was lowered', () => {
+    expect(decideCap(25, { cap: 20, drop: 'old' })).toEqual({ accept: true, drop: 1, summarize: false });
+    expect(decideCap(25, { cap: 20, drop: 'new' })).toEqual({ accept: false, code: 'queue_full' });
+  });
+});
