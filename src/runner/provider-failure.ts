@@ -9,17 +9,9 @@ export function providerFailureCode(error: unknown): ErrorCode {
   if (!(error instanceof ProviderError)) return 'internal';
   const text = error.message.toLowerCase();
   if (/context length|prompt is too long|maximum context/.test(text)) return 'context_overflow';
-  switch (error.status) {
-    case 401:
-    case 403:
-      return 'provider_auth';
-    case 402:
-      return 'provider_billing';
-    case 429:
-      return 'provider_rate_limit';
-    default:
-      break;
-  }
+  if (error.status === 401 || error.status === 403) return 'provider_auth';
+  if (error.status === 402) return 'provider_billing';
+  if (error.status === 429) return 'provider_rate_limit';
   if (error.status !== undefined && (error.status >= 500 || error.status === 408))
     return 'provider_unavailable';
   if (/rate limit|too many requests|quota exceeded|resource_exhausted/.test(text))

@@ -1,5 +1,5 @@
 import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import type { ModelMessage, Usage } from '../providers/model-provider.js';
+import type { ModelMessage } from '../providers/model-provider.js';
 import { ProviderError } from '../providers/model-provider.js';
 import { streamModelTurn, type RunText } from './model-turn.js';
 import { abortStatusOf } from './run-abort.js';

@@ -99,7 +99,8 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
         return Promise.reject(new RuntimeError('invalid_input', 'abort: reason must be a string'));
       }
       const live = registry.live(key);
-      if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot()))) return Promise.resolve(false);
+      if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
+        return Promise.resolve(false);
       live.actor.send({ type: 'ABORT', status: 'aborted', reason });
       return Promise.resolve(true);
     },

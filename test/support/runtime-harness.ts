@@ -1,0 +1,53 @@
+import { createRuntime, sequentialIds, type RuntimeEvent, type RuntimeOptions } from 'agentlanes';
+import {
+  fakeClock,
+  scriptedModel,
+  type Script,
+  type ScriptedModel,
+  type FakeClock,
+} from 'agentlanes/testing';
+
+/** A runtime on the fake clock and a scripted model, recording every event it emits. */
+export interface Harness {
+  readonly runtime: ReturnType<typeof createRuntime>;
+  readonly clock: FakeClock;
+  readonly model: ScriptedModel;
+  readonly events: RuntimeEvent[];
+  /** The events of one type, in order. */
+  of<T extends RuntimeEvent['type']>(type: T): Extract<RuntimeEvent, { type: T }>[];
+  close(): Promise<void>;
+}
+
+/** Build a harness. `options` override the defaults (provider `scripted`, model `m`). */
+export function createHarness(script: Script, options: Partial<RuntimeOptions> = {}): Harness {
+  const clock = fakeClock({ now: 0 });
+  const model = scriptedModel(script, { clock });
+  const runtime = createRuntime({
+    providers: { scripted: model },
+    model: { provider: 'scripted', model: 'm' },
+    clock,
+    ids: sequentialIds(),
+    random: () => 0.5,
+    ...options,
+  });
+  const events: RuntimeEvent[] = [];
+  const controller = new AbortController();
+  const done = (async () => {
+    for await (const event of runtime.events({ signal: controller.signal })) events.push(event);
+  })();
+  return {
+    runtime,
+    clock,
+    model,
+    events,
+    of: <T extends RuntimeEvent['type']>(type: T) =>
+      events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type),
+    async close() {
+      const closing = runtime.close();
+      await clock.runAll();
+      await closing;
+      controller.abort();
+      await done;
+    },
+  };
+}
