@@ -104,10 +104,9 @@ export async function executeToolCall(context: RunContext, call: ToolCall): Prom
         );
   const startedAt = context.clock.now();
   try {
-    const execute = tool.execute;
     const output = await untilAborted(
       Promise.resolve().then(() =>
-        execute(parsed.data, {
+        tool.execute?.(parsed.data, {
           signal: controller.signal,
           toolCallId: call.id,
           sessionKey: context.sessionKey,

@@ -23,7 +23,8 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly risk: ToolRisk;
   /** Milliseconds a call may run before it is aborted and fails. */
   readonly timeoutMs?: number;
-  readonly execute?: (args: Input, context: ToolContext) => Promise<Output> | Output;
+  // Method syntax on purpose: parameters are then checked bivariantly, so a Tool<{ q: string }> fits a Tool[].
+  execute?(args: Input, context: ToolContext): Promise<Output> | Output;
 }
 
 /** What `defineTool` takes: a zod input schema, a description and an `execute` (none for deferred tools). */

@@ -1,0 +1,95 @@
+import type { RuntimeEvent } from '../../core/events.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import type { ChannelLog } from './demo-users.js';
+
+/** Event counts the closing table shows. */
+export interface DemoCounts {
+  runs: number;
+  completed: number;
+  steered: number;
+  collected: number;
+  interrupted: number;
+  aborted: number;
+  laneWaits: number;
+  tokens: number;
+}
+
+/** Fold one event into the counts. */
+export function countEvent(counts: DemoCounts, event: RuntimeEvent): void {
+  switch (event.type) {
+    case 'run.started':
+      counts.runs++;
+      break;
+    case 'run.ended':
+      if (event.status === 'completed') counts.completed++;
+      if (event.status === 'interrupted') counts.interrupted++;
+      if (event.status === 'aborted') counts.aborted++;
+      break;
+    case 'message.steered':
+      counts.steered++;
+      break;
+    case 'message.collected':
+      counts.collected++;
+      break;
+    case 'lane.waited':
+      counts.laneWaits++;
+      break;
+    case 'assistant.delta':
+      counts.tokens++;
+      break;
+    default:
+      break;
+  }
+}
+
+/**
+ * Check every accepted message against the record: it must have reached a run (consumed, collected, or steered
+ * and admitted into a run's transcript) or carry an explicit dropped/cancelled status. Returns the lost ids.
+ */
+export async function findLost(ledger: Ledger, log: ChannelLog): Promise<string[]> {
+  const lost: string[] = [];
+  for (const [sessionKey, messageIds] of log.accepted) {
+    const inbox = new Map(
+      (await ledger.listMessages(sessionKey)).map((record) => [record.messageId, record]),
+    );
+    const ran = new Set((await ledger.listRuns(sessionKey)).flatMap((run) => run.messageIds));
+    const admitted = new Set((await ledger.listTurns(sessionKey)).flatMap((turn) => turn.messageIds ?? []));
+    for (const messageId of messageIds) {
+      const status = inbox.get(messageId)?.status;
+      const accounted =
+        status === 'dropped' ||
+        status === 'cancelled' ||
+        ((status === 'consumed' || status === 'collected') && ran.has(messageId)) ||
+        (status === 'steered' && admitted.has(messageId));
+      if (!accounted) lost.push(messageId);
+    }
+  }
+  return lost;
+}
+
+/** The closing table, as lines. */
+export function closingTable(counts: DemoCounts, log: ChannelLog, lost: number, seconds: number): string[] {
+  const accepted = [...log.accepted.values()].reduce((sum, ids) => sum + ids.length, 0);
+  const rows: [string, number | string][] = [
+    ['messages sent', log.sent],
+    ['messages in (accepted)', accepted],
+    ['duplicates answered', log.duplicates],
+    ['runs', counts.runs],
+    ['completed', counts.completed],
+    ['steered', counts.steered],
+    ['collected', counts.collected],
+    ['interrupted', counts.interrupted],
+    ['aborted (/stop)', counts.aborted],
+    ['lane waits', counts.laneWaits],
+    ['tokens streamed', counts.tokens],
+    ['seconds', seconds.toFixed(1)],
+    ['lost', lost],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  const line = `+${'-'.repeat(width + 2)}+${'-'.repeat(10)}+`;
+  return [
+    line,
+    ...rows.map(([label, value]) => `| ${label.padEnd(width)} | ${String(value).padStart(8)} |`),
+    line,
+  ];
+}
