@@ -60,16 +60,24 @@ export function createRunActor(
       },
       setPhase: (phase) => send({ type: 'RUN.PHASE', phase }),
     };
+    let settled = false;
     startRun(request).then(
       (summary) => {
+        settled = true;
         const unadmitted: SteerMessage[] = steering.take();
         send({ type: 'RUN.DONE', summary, unadmitted, at: summary.endedAt });
       },
-      () => send({ type: 'RUN.NOT_STARTED', at: clock.now() }),
+      () => {
+        settled = true;
+        send({ type: 'RUN.NOT_STARTED', at: clock.now() });
+      },
     );
     return () => {
       stopped = true;
-      if (!controller.signal.aborted) controller.abort(runAbortReason('aborted', 'session stopped'));
+      // Stopped while the run still runs (the session actor was stopped): abort it. A run that ended has
+      // nothing left to abort.
+      if (!settled && !controller.signal.aborted)
+        controller.abort(runAbortReason('aborted', 'session stopped'));
     };
   };
 }

@@ -184,7 +184,10 @@ export function createGlobalLane(options: GlobalLaneOptions): GlobalLane {
       const lane = (provider === undefined ? undefined : providerLanes.get(provider)) ?? shared;
       const enqueuedAt = clock.now();
       const position = lane.queue.size + 1;
-      const waiting = signal === undefined ? undefined : whileWaiting(signal);
+      // Only a task that will wait needs its abort wired into p-queue (one controller and listener saved per
+      // run on the hot path when the lane has room).
+      const willWait = position > 1 || lane.queue.pending >= lane.queue.concurrency;
+      const waiting = signal === undefined || !willWait ? undefined : whileWaiting(signal);
       return lane.queue.add(
         () => {
           waiting?.started();

@@ -29,52 +29,73 @@ export function isInside(guard: BreakGuard | undefined, position: number): boole
   return guard !== undefined && guard.start < position && position < guard.end;
 }
 
+/** The guards found in a text, and where a line starts whose kind the next characters will decide. */
+export interface GuardScan {
+  readonly guards: BreakGuard[];
+  /** Start of a last, unfinished line that may yet open or close a fence; Infinity when there is none. */
+  readonly pendingFrom: number;
+}
+
 /**
- * The guards of `text`, in order, scanning lines that start at or before `limit`. When `atLineStart` is
- * false the text begins mid-line, so its first line cannot open a fence.
+ * Scan the lines of `text` that start at or before `limit` for guards. When `atLineStart` is false the text
+ * begins mid-line, so its first line cannot open a fence; when `final` is true the text is complete.
  */
-export function scanBreakGuards(text: string, limit: number, atLineStart: boolean): BreakGuard[] {
+export function scanBreakGuards(
+  text: string,
+  limit: number,
+  atLineStart: boolean,
+  final: boolean,
+): GuardScan {
   const guards: BreakGuard[] = [];
+  let pendingFrom = Infinity;
   let open: { start: number; fence: FenceInfo } | undefined;
   let lineStart = atLineStart ? 0 : text.indexOf('\n') + 1 || text.length;
   while (lineStart < text.length && lineStart <= limit) {
     const newline = text.indexOf('\n', lineStart);
-    const complete = newline !== -1;
-    const lineEnd = complete ? newline : text.length;
+    const lineEnd = newline === -1 ? text.length : newline;
     const line = text.slice(lineStart, lineEnd);
-    if (open !== undefined) {
+    const complete = newline !== -1 || final;
+    if (open !== undefined && complete) {
       if (closesFence(line, open.fence.closer)) {
-        const end = complete ? lineEnd : Infinity;
-        guards.push({ start: open.start, end, closeStart: lineStart, fence: open.fence });
+        guards.push({ start: open.start, end: lineEnd, closeStart: lineStart, fence: open.fence });
         open = undefined;
       }
-    } else if (!complete) {
-      if (fenceLine.test(line) || fencePrefix.test(line))
-        guards.push({ start: lineStart, end: Infinity, closeStart: Infinity });
+    } else if (open !== undefined) {
+      if (mayCloseFence(line, open.fence.closer)) pendingFrom = lineStart;
     } else {
       const match = fenceLine.exec(line);
       const marker = match?.[1] ?? '';
       const info = match?.[2] ?? '';
-      if (match !== null && (marker.startsWith('~') || !info.includes('`'))) {
-        const fence = { openEnd: lineEnd, opener: `${marker}${info}`.trimEnd(), closer: marker };
-        open = { start: lineStart, fence };
+      if (match !== null && complete && (marker.startsWith('~') || !info.includes('`'))) {
+        open = {
+          start: lineStart,
+          fence: { openEnd: lineEnd, opener: `${marker}${info}`.trimEnd(), closer: marker },
+        };
       } else if (match !== null) {
-        // Inline code such as "```a``` b" opens no fence, but is still never broken mid-line.
-        guards.push({ start: lineStart, end: lineEnd, closeStart: Infinity });
+        // Inline code such as "```a``` b" opens no fence, but its line is still never broken.
+        guards.push({ start: lineStart, end: complete ? lineEnd : Infinity, closeStart: Infinity });
+      } else if (!complete && fencePrefix.test(line)) {
+        guards.push({ start: lineStart, end: Infinity, closeStart: Infinity });
+        pendingFrom = lineStart;
       }
     }
-    if (!complete) break;
+    if (newline === -1) break;
     lineStart = lineEnd + 1;
   }
-  if (open !== undefined)
+  if (open !== undefined) {
     guards.push({ start: open.start, end: Infinity, closeStart: Infinity, fence: open.fence });
-  return guards;
+  }
+  return { guards, pendingFrom };
 }
 
 function closesFence(line: string, closer: string): boolean {
   const trimmed = line.trim();
+  return trimmed.length >= closer.length && mayCloseFence(trimmed, closer);
+}
+
+// True while the line so far could still be a closing line: closer characters between optional whitespace.
+function mayCloseFence(line: string, closer: string): boolean {
   const char = closer.charAt(0);
-  if (trimmed.length < closer.length) return false;
-  for (const c of trimmed) if (c !== char) return false;
+  for (const c of line.trim()) if (c !== char) return false;
   return true;
 }

@@ -2,6 +2,7 @@ import type { RunSummary } from '../actors/run-summary.js';
 import { createSessionMachine } from '../actors/session-machine.js';
 import { createSessionRegistry, type LiveSession } from '../actors/session-registry.js';
 import { createDeferred } from '../core/deferred.js';
+import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
@@ -140,6 +141,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     stats: () => ({ liveSessions: registry.size, lanes: globalLane.stats() }),
     close(closeOptions) {
       const timeoutMs = closeOptions?.timeoutMs ?? 30_000;
+      if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+        return Promise.reject(
+          new RuntimeError('invalid_input', 'close: timeoutMs must be a finite number of milliseconds >= 0'),
+        );
+      }
       closing ??= ready.then(() => shutdown(timeoutMs));
       return closing;
     },

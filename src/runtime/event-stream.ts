@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { EventBus } from './event-bus.js';
@@ -12,6 +14,14 @@ export interface EventStreamOptions {
   readonly signal?: AbortSignal;
 }
 
+const streamOptionsSchema = z
+  .object({
+    after: z.int().min(0).optional(),
+    signal: z.instanceof(AbortSignal).optional(),
+    sessionKey: z.string().optional(),
+  })
+  .strict();
+
 /**
  * Replay the recorded events after `after`, then follow live ones, with no gap and no repeat: the live
  * subscription starts before the replay and events are deduplicated by cursor. Ends when `signal` aborts or
@@ -21,6 +31,13 @@ export async function* streamEvents(
   source: { ledger: Ledger; bus: EventBus; closed: Promise<void> },
   options: EventStreamOptions & { sessionKey?: string },
 ): AsyncGenerator<RuntimeEvent, void, undefined> {
+  // Checked before subscribing, so bad options change nothing (and leak no listener).
+  const checked = streamOptionsSchema.safeParse(options);
+  if (!checked.success) {
+    throw new RuntimeError('invalid_input', `events: ${z.prettifyError(checked.error)}`, {
+      cause: checked.error,
+    });
+  }
   const { ledger, bus } = source;
   const buffer: RuntimeEvent[] = [];
   let wake: (() => void) | undefined;

@@ -220,27 +220,47 @@ describe('createBlockChunker properties', () => {
   });
 
   it('keeps the default sizes between 800 and 1200 when paragraphs are random', () => {
+    // One separator between words, so a boundary trims at most two whitespace characters.
     const prose = fc
-      .array(
-        fc.oneof(
-          { arbitrary: word, weight: 6 },
-          { arbitrary: fc.constantFrom(' ', '\n\n', '. '), weight: 5 },
-        ),
-        {
-          minLength: 400,
-          maxLength: 900,
-        },
-      )
-      .map((parts) => parts.join(''));
+      .array(fc.tuple(word, fc.constantFrom(' ', ' ', '\n\n', '. ')), { minLength: 300, maxLength: 700 })
+      .map((pairs) => pairs.flat().join(''));
     fc.assert(
       fc.property(prose, (input) => {
-        const blocks = chunk(input);
+        const blocks = chunk(input, {}, 7);
         for (const block of blocks.slice(0, -1)) {
-          expect(block.length).toBeGreaterThanOrEqual(795);
+          expect(block.length).toBeGreaterThanOrEqual(798);
           expect(block.length).toBeLessThanOrEqual(1200);
         }
       }),
       { numRuns: 50 },
+    );
+  });
+
+  it('ends and ignores delta sizes when texts are full of stray fence characters', () => {
+    const piece = fc.constantFrom(
+      'a',
+      'b',
+      ' ',
+      '\n',
+      '`',
+      '```',
+      '```ts',
+      '~~~',
+      '.',
+      '\t',
+      '😀',
+      '  ',
+      '\n\n',
+    );
+    const noisy = fc.array(piece, { maxLength: 200 }).map((pieces) => pieces.join(''));
+    const tiny = fc
+      .tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 20 }))
+      .map(([minChars, span]) => ({ minChars, maxChars: minChars + span }));
+    fc.assert(
+      fc.property(noisy, tiny, fc.integer({ min: 1, max: 10 }), (input, options, step) => {
+        expect(chunk(input, options, step)).toEqual(chunk(input, options));
+      }),
+      { numRuns: 1000 },
     );
   });
 });
