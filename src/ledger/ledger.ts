@@ -7,7 +7,10 @@ export const inboxStatuses = ['pending', 'steered', 'collected', 'consumed', 'dr
 /** Where an accepted message stands. */
 export type InboxStatus = (typeof inboxStatuses)[number];
 
-/** One accepted inbound message. `order` is its arrival rank within the session. */
+/**
+ * One accepted inbound message. `order` is its arrival rank within the session and the record's key: a platform
+ * id accepted again after the dedupe window is a second record, and updates by id go to the newest one.
+ */
 export interface InboxRecord {
   readonly sessionKey: string;
   readonly messageId: string;
@@ -99,7 +102,9 @@ export interface Ledger {
   putSession(record: SessionRecord): Promise<void>;
   listSessions(): Promise<SessionRecord[]>;
 
+  /** Record an accepted message; a second record with the same `order` in a session is refused. */
   appendMessage(record: InboxRecord): Promise<void>;
+  /** Change the newest record of each id (ids not in the inbox are ignored). */
   updateMessages(sessionKey: string, messageIds: readonly string[], update: InboxUpdate): Promise<void>;
   /** A session's messages in arrival order, optionally only those with one of `statuses`. */
   listMessages(sessionKey: string, statuses?: readonly InboxStatus[]): Promise<InboxRecord[]>;

@@ -115,20 +115,20 @@ export function createMemoryLedger(): Ledger {
 
     appendMessage: (record) =>
       perform(() => {
-        const inbox = inboxOf(record.sessionKey);
-        if (inbox.positions.has(record.messageId)) {
-          throw new RuntimeError('invalid_input', `message ${record.messageId} is already in the inbox`, {
-            details: { sessionKey: record.sessionKey, messageId: record.messageId },
-          });
-        }
-        const { records, positions } = inbox;
+        const { records, positions } = inboxOf(record.sessionKey);
         const last = records[records.length - 1];
-        if (last === undefined || last.order <= record.order) {
+        if (last === undefined || last.order < record.order) {
+          // A platform id accepted again (after the dedupe window) is a new record; updates go to the newest.
           positions.set(record.messageId, records.push({ ...record }) - 1);
           return;
         }
         // Out-of-order arrival is rare: insert in place and renumber the positions after it.
-        let index = records.findIndex((existing) => existing.order > record.order);
+        let index = records.findIndex((existing) => existing.order >= record.order);
+        if (records[index]?.order === record.order) {
+          throw new RuntimeError('invalid_input', `inbox order ${record.order} is already recorded`, {
+            details: { sessionKey: record.sessionKey, order: record.order },
+          });
+        }
         records.splice(index, 0, { ...record });
         for (; index < records.length; index++) {
           positions.set((records[index] as InboxRecord).messageId, index);

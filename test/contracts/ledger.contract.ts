@@ -178,12 +178,24 @@ export function describeLedgerContract(
         expect(await ledger.listMessages('s1')).toHaveLength(1);
       });
 
-      it('rejects with invalid_input when a message id is appended twice to a session', async () => {
+      it('rejects with invalid_input when an order is appended twice to a session', async () => {
         await ledger.appendMessage(message('s1', 'm1', 1));
-        expect(
-          isRuntimeError(await errorOf(ledger.appendMessage(message('s1', 'm1', 2))), 'invalid_input'),
-        ).toBe(true);
-        expect(await ledger.listMessages('s1')).toEqual([message('s1', 'm1', 1)]);
+        await ledger.appendMessage(message('s1', 'm3', 3));
+        for (const duplicate of [message('s1', 'm2', 1), message('s1', 'm4', 3)]) {
+          expect(isRuntimeError(await errorOf(ledger.appendMessage(duplicate)), 'invalid_input')).toBe(true);
+        }
+        expect((await ledger.listMessages('s1')).map((record) => record.messageId)).toEqual(['m1', 'm3']);
+      });
+
+      it('keeps both records and updates the newest when a message id is accepted again', async () => {
+        await ledger.appendMessage(message('s1', 'm1', 1));
+        await ledger.updateMessages('s1', ['m1'], { status: 'consumed', runId: 'r1' });
+        await ledger.appendMessage(message('s1', 'm1', 2));
+        await ledger.updateMessages('s1', ['m1'], { status: 'consumed', runId: 'r2' });
+        expect((await ledger.listMessages('s1')).map((record) => [record.order, record.runId])).toEqual([
+          [1, 'r1'],
+          [2, 'r2'],
+        ]);
       });
 
       it('keeps its own copy when the caller mutates the record after appending it', async () => {

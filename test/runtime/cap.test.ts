@@ -168,10 +168,7 @@ describe('Session.send dedupe', () => {
     await h.close();
   });
 
-  // KNOWN BUG (reported, not fixed): the id is accepted by the actor (a run starts) but the ledger refuses a
-  // second inbox record with the same message id, so send() rejects with "message a is already in the inbox".
-  // Remove `.fails` once a re-delivered id gets its own inbox record.
-  it.fails('accepts the id again and starts a run when 5 minutes have passed', async () => {
+  it('accepts the id again and starts a run when 5 minutes have passed', async () => {
     const { h, chat } = setup('followup', 'new');
     try {
       await chat.send({ id: 'a', text: 'hi' });
