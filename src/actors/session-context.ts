@@ -51,12 +51,16 @@ export interface SessionContext {
   readonly run: ActiveRun | null;
 }
 
-/** Events the session actor accepts. */
+/**
+ * Events the session actor accepts. Admission events carry `remember`: whether the message came with a platform
+ * id to keep for the dedupe window.
+ */
 export type SessionEvent =
-  | { type: 'START'; runId: string; item: QueuedMessage; at: number }
+  | { type: 'START'; runId: string; item: QueuedMessage; at: number; remember: boolean }
   | {
       type: 'ENQUEUE';
       item: QueuedMessage;
+      remember: boolean;
       dropOldest: boolean;
       summary: string | null;
       at: number;
@@ -65,11 +69,12 @@ export type SessionEvent =
       type: 'STEER';
       message: SteerMessage;
       at: number;
+      remember: boolean;
       queued: QueuedMessage | null;
       summary: string | null;
       dropOldest: boolean;
     }
-  | { type: 'INTERRUPT'; item: QueuedMessage; at: number; waitMs: number }
+  | { type: 'INTERRUPT'; item: QueuedMessage; at: number; waitMs: number; remember: boolean }
   | { type: 'ABORT'; status: AbortStatus; reason: string }
   | { type: 'CANCEL'; messageIds: readonly string[] }
   | { type: 'HYDRATED' }

@@ -28,9 +28,7 @@ export interface SessionMachineDeps {
   readonly ids: IdGenerator;
   /** Start a run: lanes, ledger, turn loop. Resolves with the summary once the run ended and was recorded. */
   readonly startRun: RunStarter;
-  /** Idle time before a session with nothing queued hibernates. */
-  readonly hibernateAfterMs: number;
-  /** Called (outside the transition) when a session has been idle for `hibernateAfterMs`. */
+  /** Called when a session goes idle with nothing queued (it may hibernate after a while). */
   readonly onIdle: (sessionKey: string) => void;
   /** Called when a run ended and the session has moved on. */
   readonly onRunEnded: (sessionKey: string, summary: RunSummary) => void;
@@ -69,11 +67,19 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     },
     delays: {
       drainDelay: ({ context }) => Math.max(0, (context.drainAt ?? clock.now()) - clock.now()),
-      hibernateDelay: () => deps.hibernateAfterMs,
     },
     actions: {
       takeNextRun: assign(({ context }) => takeNextRun(context, deps.ids('run'), clock.now())),
       idle: ({ context }) => deps.onIdle(context.sessionKey),
+      endRun: assign(({ context, event }) => {
+        if (event.type !== 'RUN.DONE') return context;
+        const queued = new Set(context.queue.map((item) => item.messageId));
+        const unadmitted = event.unadmitted.filter((message) => !queued.has(message.messageId));
+        return endRun(context, unadmitted, unadmittedItem(event.at), event.at);
+      }),
+      runEnded: ({ context, event }) => {
+        if (event.type === 'RUN.DONE') deps.onRunEnded(context.sessionKey, event.summary);
+      },
     },
   }).createMachine({
     id: 'session',
@@ -89,7 +95,12 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           START: {
             target: 'running',
             actions: assign(({ context, event }) =>
-              startRun(accept(context, event.item.messageId, event.at), event.runId, [event.item], event.at),
+              startRun(
+                accept(context, event.item.messageId, event.at, event.remember),
+                event.runId,
+                [event.item],
+                event.at,
+              ),
             ),
           },
           ENQUEUE: {
@@ -97,7 +108,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             reenter: true,
             actions: assign(({ context, event }) => {
               const next = enqueue(
-                accept(context, event.item.messageId, event.at),
+                accept(context, event.item.messageId, event.at, event.remember),
                 event.item,
                 event.dropOldest,
                 event.summary,
@@ -110,7 +121,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             reenter: true,
             actions: assign(({ context, event }) => {
               const next = {
-                ...accept(context, event.item.messageId, event.at),
+                ...accept(context, event.item.messageId, event.at, event.remember),
                 queue: [event.item, ...context.queue],
                 interruptUntil: event.at,
               };
@@ -132,7 +143,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
               { target: 'waiting' },
             ],
           },
-          empty: { after: { hibernateDelay: { actions: 'idle' } } },
+          empty: { entry: 'idle' },
           waiting: { after: { drainDelay: { target: '#session.running', actions: 'takeNextRun' } } },
         },
       },
@@ -156,7 +167,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           ENQUEUE: {
             actions: assign(({ context, event }) =>
               enqueue(
-                accept(context, event.item.messageId, event.at),
+                accept(context, event.item.messageId, event.at, event.remember),
                 event.item,
                 event.dropOldest,
                 event.summary,
@@ -166,7 +177,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           STEER: {
             actions: [
               assign(({ context, event }) => {
-                const accepted = accept(context, event.message.messageId, event.at);
+                const accepted = accept(context, event.message.messageId, event.at, event.remember);
                 return event.queued === null
                   ? accepted
                   : enqueue(accepted, event.queued, event.dropOldest, event.summary);
@@ -177,7 +188,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           INTERRUPT: {
             actions: [
               assign(({ context, event }) => ({
-                ...accept(context, event.item.messageId, event.at),
+                ...accept(context, event.item.messageId, event.at, event.remember),
                 queue: [event.item, ...context.queue],
                 lastEnqueuedAt: event.at,
                 interruptUntil: event.at + event.waitMs,
@@ -186,17 +197,15 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             ],
           },
           ABORT: { actions: sendTo('run', ({ event }) => event) },
-          'RUN.DONE': {
-            target: 'idle',
-            actions: [
-              assign(({ context, event }) => {
-                const queued = new Set(context.queue.map((item) => item.messageId));
-                const unadmitted = event.unadmitted.filter((message) => !queued.has(message.messageId));
-                return endRun(context, unadmitted, unadmittedItem(event.at), event.at);
-              }),
-              ({ context, event }) => deps.onRunEnded(context.sessionKey, event.summary),
-            ],
-          },
+          // Straight to idle.empty when nothing is left to run (the common case; no eventless step).
+          'RUN.DONE': [
+            {
+              guard: ({ context, event }) => context.queue.length === 0 && event.unadmitted.length === 0,
+              target: '#session.idle.empty',
+              actions: [{ type: 'endRun' }, { type: 'runEnded' }],
+            },
+            { target: 'idle', actions: [{ type: 'endRun' }, { type: 'runEnded' }] },
+          ],
           'RUN.NOT_STARTED': {
             target: 'idle',
             actions: assign(({ context, event }) => returnRun(context, event.at)),

@@ -4,9 +4,18 @@ import { drainDueAt } from '../policies/drain-timing.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
 import type { ActiveRun, QueuedMessage, SessionContext } from './session-context.js';
 
-/** Record a newly accepted message id (dedupe window) and take its arrival rank. */
-export function accept(context: SessionContext, messageId: string, at: number): SessionContext {
-  return { ...context, seen: rememberMessage(context.seen, messageId, at), nextOrder: context.nextOrder + 1 };
+/**
+ * Take a newly accepted message's arrival rank and, when it came with a platform id (`remember`), record the id
+ * for the dedupe window. Ids the runtime generated can never be redelivered, so they are not remembered.
+ */
+export function accept(
+  context: SessionContext,
+  messageId: string,
+  at: number,
+  remember: boolean,
+): SessionContext {
+  const seen = remember ? rememberMessage(context.seen, messageId, at) : context.seen;
+  return { ...context, seen, nextOrder: context.nextOrder + 1 };
 }
 
 /** Put a message at the back of the queue, dropping the oldest first when the cap says so. */

@@ -118,8 +118,8 @@ export interface Ledger {
   listOpenRuns(): Promise<RunRecord[]>;
 
   appendTurns(records: readonly TurnRecord[]): Promise<void>;
-  /** A session's transcript in recorded order. */
-  listTurns(sessionKey: string): Promise<TurnRecord[]>;
+  /** A session's transcript in recorded order; with `last`, only its latest `last` turns. */
+  listTurns(sessionKey: string, options?: { readonly last?: number }): Promise<TurnRecord[]>;
 
   /** Append events whose `cursor` and `seq` the runtime already stamped (cursors strictly increasing). */
   appendEvents(events: readonly RuntimeEvent[]): Promise<void>;

@@ -199,7 +199,12 @@ export function createMemoryLedger(): Ledger {
         for (const record of records) listFor(turns, record.sessionKey).push(copyTurn(record));
       }),
 
-    listTurns: (sessionKey) => perform(() => (turns.get(sessionKey) ?? []).slice()),
+    listTurns: (sessionKey, options) =>
+      perform(() => {
+        const all = turns.get(sessionKey) ?? [];
+        const last = options?.last;
+        return last === undefined ? all.slice() : last <= 0 ? [] : all.slice(-last);
+      }),
 
     appendEvents: (batch) =>
       perform(() => {

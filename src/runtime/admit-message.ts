@@ -66,6 +66,7 @@ function apply(
   item: QueuedMessage,
   deps: AdmissionDeps,
   now: number,
+  remember: boolean,
 ) {
   const { actor } = session;
   const oldest = actor.getSnapshot().context.queue[0];
@@ -76,23 +77,24 @@ function apply(
       : null;
   switch (admission.kind) {
     case 'start':
-      actor.send({ type: 'START', runId: deps.ids('run'), item, at: now });
+      actor.send({ type: 'START', runId: deps.ids('run'), item, at: now, remember });
       break;
     case 'steer':
       actor.send({
         type: 'STEER',
         message: { messageId: item.messageId, text: item.text },
         at: now,
+        remember,
         queued: admission.alsoQueue ? { ...item, mode: 'followup' } : null,
         dropOldest: dropping !== undefined,
         summary,
       });
       break;
     case 'enqueue':
-      actor.send({ type: 'ENQUEUE', item, dropOldest: dropping !== undefined, summary, at: now });
+      actor.send({ type: 'ENQUEUE', item, dropOldest: dropping !== undefined, summary, at: now, remember });
       break;
     case 'interrupt':
-      actor.send({ type: 'INTERRUPT', item, at: now, waitMs: deps.interruptWaitMs });
+      actor.send({ type: 'INTERRUPT', item, at: now, waitMs: deps.interruptWaitMs, remember });
       break;
     case 'reject':
       break;
@@ -149,7 +151,7 @@ export async function admitMessage(
   }
   const order = before.context.nextOrder;
   const item = queuedItem(message, messageId, settings, now);
-  const { dropping, summary } = apply(session, admission, item, deps, now);
+  const { dropping, summary } = apply(session, admission, item, deps, now, message.id !== undefined);
   const after = session.actor.getSnapshot().context;
   const runId = after.run?.messageIds.includes(messageId) === true ? after.run.runId : undefined;
   const index = after.queue.findIndex((queued) => queued.messageId === messageId);

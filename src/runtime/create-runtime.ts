@@ -1,4 +1,5 @@
 import type { RunSummary } from '../actors/run-summary.js';
+import { createIdleSweeper } from '../actors/idle-sweeper.js';
 import { createSessionMachine } from '../actors/session-machine.js';
 import { createSessionRegistry, type LiveSession } from '../actors/session-registry.js';
 import { createDeferred } from '../core/deferred.js';
@@ -85,11 +86,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     clock,
     ids,
     startRun,
-    hibernateAfterMs: config.sessions.hibernateAfterMs,
-    onIdle: (sessionKey) =>
-      queueMicrotask(() => {
-        if (closing === undefined) registry.hibernate(sessionKey).catch(onError);
-      }),
+    onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
     onRunEnded: (sessionKey: string, summary: RunSummary) => {
       const live = registry.live(sessionKey);
       const waiters = live?.waiters;
@@ -99,6 +96,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
   });
   const registry = createSessionRegistry({ machine, ledger, clock, ready });
+  const sweeper = createIdleSweeper({
+    clock,
+    idleMs: config.sessions.hibernateAfterMs,
+    onDue: (sessionKey) => {
+      if (closing === undefined) registry.hibernate(sessionKey).catch(onError);
+    },
+  });
   const internals: RuntimeInternals = {
     clock,
     ledger,
@@ -128,6 +132,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         await waitForRun(internals, live, timeoutMs);
       }),
     );
+    sweeper.stop();
     await registry.stopAll();
     await globalLane.close();
     closedSignal.resolve();

@@ -48,7 +48,8 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
 
   async function history(sessionKey: string): Promise<readonly ModelMessage[]> {
     if (deps.limits.historyTurns === 0) return [];
-    return turnsToMessages(await ledger.listTurns(sessionKey), deps.limits.historyTurns);
+    const turns = await ledger.listTurns(sessionKey, { last: deps.limits.historyTurns });
+    return turnsToMessages(turns, deps.limits.historyTurns);
   }
 
   function open(request: RunRequest, run: ActiveRun, startedAt: number): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dedupeWindowMs, isDuplicate, rememberMessage } from '../../src/policies/dedupe.js';
+import { dedupeMaxIds, dedupeWindowMs, isDuplicate, rememberMessage } from '../../src/policies/dedupe.js';
 
 describe('dedupeWindowMs', () => {
   it('is five minutes when not configured', () => {
@@ -60,5 +60,16 @@ describe('rememberMessage', () => {
   it('round-trips through JSON when stored in a snapshot', () => {
     const seen = rememberMessage([['a', 1]], 'b', 2);
     expect(JSON.parse(JSON.stringify(seen))).toEqual(seen);
+  });
+});
+
+describe('dedupeMaxIds', () => {
+  it('keeps only the latest 1000 ids when more arrive inside the window', () => {
+    let seen: [string, number][] = [];
+    for (let index = 0; index < 1001; index++) seen = rememberMessage(seen, `m${index}`, index);
+    expect(seen).toHaveLength(dedupeMaxIds);
+    expect(seen[0]).toEqual(['m1', 1]);
+    expect(isDuplicate(seen, 'm0', 1001)).toBe(false);
+    expect(isDuplicate(seen, 'm1', 1001)).toBe(true);
   });
 });

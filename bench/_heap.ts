@@ -1,0 +1,62 @@
+/**
+ * Messages through the whole runtime: send -> lanes -> actor -> zero-latency scripted model -> run end,
+ * over many sessions on the in-memory ledger. Each session is a closed loop: send a message (followup mode,
+ * so every message is its own run), wait for its run to end, send the next.
+ * Prints throughput and the latency the runtime adds (send() call -> run ended), p50 / p99.
+ *
+ *   npx tsx bench/runtime.ts [sessions=10000] [messagesPerSession=5] [concurrency=8]
+ */
+import { createRuntime, createMemoryLedger } from '../src/index.js';
+import { scriptedModel } from '../src/testing/index.js';
+
+const sessions = Number(process.argv[2] ?? 10_000);
+const perSession = Number(process.argv[3] ?? 5);
+const concurrency = Number(process.argv[4] ?? 8);
+
+const model = scriptedModel(() => ({ text: 'ok, done' }), { record: false });
+const runtime = createRuntime({
+  ledger: createMemoryLedger(),
+  providers: { scripted: model },
+  model: { provider: 'scripted', model: 'bench' },
+  queue: { mode: 'followup', debounceMs: 0 },
+  globalLane: { concurrency },
+});
+
+const latencies: number[] = [];
+async function loop(index: number): Promise<void> {
+  const chat = runtime.session(`bench:${index}`);
+  for (let message = 0; message < perSession; message++) {
+    const sentAt = performance.now();
+    await chat.send({ id: `m${message}`, text: 'hello' });
+    const result = await chat.waitForEnd({ timeoutMs: 600_000 });
+    if (result.status !== 'ended' || result.run.status !== 'completed')
+      throw new Error(`run did not complete: ${JSON.stringify(result)}`);
+    latencies.push(performance.now() - sentAt);
+  }
+}
+
+// Warm up the JIT on a separate set of sessions.
+await Promise.all(Array.from({ length: 500 }, (_, index) => loop(sessions + index)));
+latencies.length = 0;
+
+const started = performance.now();
+await Promise.all(Array.from({ length: sessions }, (_, index) => loop(index)));
+const seconds = (performance.now() - started) / 1000;
+global.gc?.();
+console.log('heap after gc, before close', Math.round(process.memoryUsage().heapUsed / 1e6), 'MB');
+await runtime.close();
+
+latencies.sort((a, b) => a - b);
+const percentile = (p: number): number =>
+  latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+const total = sessions * perSession;
+console.log(
+  `runtime bench: ${sessions} sessions x ${perSession} messages, global concurrency ${concurrency}`,
+);
+console.log(
+  `  ${total} messages in ${seconds.toFixed(2)} s = ${Math.round(total / seconds)} messages/s (each its own run)`,
+);
+console.log(
+  `  added latency send() -> run ended: p50 ${percentile(50).toFixed(2)} ms, p99 ${percentile(99).toFixed(2)} ms`,
+);
+console.log(`  heap used at end: ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`);
