@@ -21,16 +21,18 @@ export function createIdleSweeper(options: {
   const idleSince = new Map<string, number>();
   let queue: [string, number][] = [];
   let head = 0;
-  let timer: TimerHandle | undefined;
+  let armed = false;
+  let timer: TimerHandle;
 
   const arm = (): void => {
     const next = queue[head];
-    if (next === undefined || timer !== undefined) return;
+    if (next === undefined || armed) return;
+    armed = true;
     timer = clock.setTimeout(sweep, Math.max(0, next[1] + idleMs - clock.now()));
   };
 
   function sweep(): void {
-    timer = undefined;
+    armed = false;
     const now = clock.now();
     for (let entry = queue[head]; entry !== undefined && entry[1] + idleMs <= now; entry = queue[++head]) {
       const [key, at] = entry;
@@ -53,8 +55,8 @@ export function createIdleSweeper(options: {
       arm();
     },
     stop() {
-      if (timer !== undefined) clock.clearTimeout(timer);
-      timer = undefined;
+      if (armed) clock.clearTimeout(timer);
+      armed = false;
       queue = [];
       head = 0;
       idleSince.clear();
