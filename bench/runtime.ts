@@ -4,10 +4,10 @@
  * so every message is its own run), wait for its run to end, send the next.
  * Prints throughput and the latency the runtime adds (send() call -> run ended), p50 / p99.
  *
- *   npx tsx bench/runtime.ts [sessions=10000] [messagesPerSession=5] [concurrency=8]
+ *   npm run build && npx tsx bench/runtime.ts [sessions=10000] [messagesPerSession=5] [concurrency=8]
  */
-import { createRuntime, createMemoryLedger } from '../src/index.js';
-import { scriptedModel } from '../src/testing/index.js';
+import { createRuntime, createMemoryLedger } from '../dist/index.js';
+import { scriptedModel } from '../dist/testing/index.js';
 
 const sessions = Number(process.argv[2] ?? 10_000);
 const perSession = Number(process.argv[3] ?? 5);
@@ -39,14 +39,23 @@ async function loop(index: number, messages = perSession): Promise<void> {
 await Promise.all(Array.from({ length: 500 }, (_, index) => loop(sessions + index, 4)));
 latencies.length = 0;
 
+function percentiles(values: number[]): { p50: number; p99: number } {
+  values.sort((a, b) => a - b);
+  const at = (p: number): number =>
+    values[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? 0;
+  return { p50: at(50), p99: at(99) };
+}
+
 const started = performance.now();
 await Promise.all(Array.from({ length: sessions }, (_, index) => loop(index)));
 const seconds = (performance.now() - started) / 1000;
+const loaded = percentiles(latencies.splice(0));
+
+// Unloaded: one session, one message at a time, nothing queued anywhere: what the runtime itself adds.
+await loop(sessions + 1_000_000, 2000);
+const unloaded = percentiles(latencies.splice(0));
 await runtime.close();
 
-latencies.sort((a, b) => a - b);
-const percentile = (p: number): number =>
-  latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
 const total = sessions * perSession;
 console.log(
   `runtime bench: ${sessions} sessions x ${perSession} messages, global concurrency ${concurrency}`,
@@ -55,6 +64,8 @@ console.log(
   `  ${total} messages in ${seconds.toFixed(2)} s = ${Math.round(total / seconds)} messages/s (each its own run)`,
 );
 console.log(
-  `  added latency send() -> run ended: p50 ${percentile(50).toFixed(2)} ms, p99 ${percentile(99).toFixed(2)} ms`,
+  `  send() -> run ended under that load: p50 ${loaded.p50.toFixed(2)} ms, p99 ${loaded.p99.toFixed(2)} ms (mostly lane queueing)`,
 );
-console.log(`  heap used at end: ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`);
+console.log(
+  `  send() -> run ended unloaded (1 session, sequential): p50 ${unloaded.p50.toFixed(3)} ms, p99 ${unloaded.p99.toFixed(3)} ms`,
+);

@@ -65,10 +65,13 @@ export function createMemoryLedger(): Ledger {
 
   // Every method does its work synchronously, so a read called after a write sees it, and reports
   // through the returned promise (a closed ledger rejects instead of throwing).
+  // Writes resolve to nothing: they share one settled promise instead of allocating one each (hot path).
+  const done: Promise<undefined> = Promise.resolve(undefined);
   const perform = <T>(work: () => T): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
-      return Promise.resolve(work());
+      const result = work();
+      return result === undefined ? (done as Promise<T>) : Promise.resolve(result);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }

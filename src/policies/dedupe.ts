@@ -17,12 +17,18 @@ export function isDuplicate(
   now: number,
   windowMs = dedupeWindowMs,
 ): boolean {
-  return seen.some(([id, acceptedAt]) => id === messageId && now - acceptedAt < windowMs);
+  // Newest first: a redelivery is usually recent.
+  for (let index = seen.length - 1; index >= 0; index--) {
+    const entry = seen[index] as SeenMessage;
+    if (entry[0] === messageId) return now - entry[1] < windowMs;
+  }
+  return false;
 }
 
 /**
  * A new list with expired entries (and any older entry for this id) pruned, `messageId` appended, and at most
- * `maxIds` entries kept (the oldest go first).
+ * `maxIds` entries kept (the oldest go first). Entries are kept in acceptance order, so the expired ones are a
+ * prefix; the kept entries are shared, not copied (this runs for every message).
  */
 export function rememberMessage(
   seen: readonly SeenMessage[],
@@ -30,13 +36,12 @@ export function rememberMessage(
   now: number,
   windowMs = dedupeWindowMs,
   maxIds = dedupeMaxIds,
-): [string, number][] {
-  const kept: [string, number][] = [];
-  const first = Math.max(0, seen.length + 1 - maxIds);
-  for (let index = first; index < seen.length; index++) {
-    const [id, acceptedAt] = seen[index] as SeenMessage;
-    if (id !== messageId && now - acceptedAt < windowMs) kept.push([id, acceptedAt]);
-  }
+): SeenMessage[] {
+  let start = Math.max(0, seen.length + 1 - maxIds);
+  while (start < seen.length && now - (seen[start] as SeenMessage)[1] >= windowMs) start++;
+  const kept = seen.slice(start);
+  const previous = kept.findIndex((entry) => entry[0] === messageId);
+  if (previous >= 0) kept.splice(previous, 1);
   kept.push([messageId, now]);
   return kept;
 }

@@ -154,6 +154,17 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
     }
   }
 
+  function abortedBeforeStart(request: RunRequest): RunSummary {
+    const startedAt = clock.now();
+    open(request, request.run, startedAt);
+    return close(request, request.run, startedAt, {
+      status: abortStatusOf(request.signal),
+      text: '',
+      usage: { inputTokens: 0, outputTokens: 0 },
+      error: toErrorInfo(abortReason(request.signal)),
+    });
+  }
+
   return async (request) => {
     // Start a microtask later, so the inbox record of the message that triggered the run is written first.
     await Promise.resolve();
@@ -161,22 +172,34 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
     if (!deps.accepting()) throw new RuntimeError('runtime_closed', 'the runtime is closing');
     const onWaited = (info: LaneWaitInfo): void =>
       deps.emit(sessionKey, { type: 'lane.waited', runId: run.runId, ...info });
-    try {
-      return await deps.sessionLane.run(sessionKey, () =>
-        deps.globalLane.run(() => execute(request), { provider: deps.providerName, signal, onWaited }),
+    return new Promise<RunSummary>((resolve, reject) => {
+      let started = false;
+      let settled = false;
+      const settle = (finish: () => void): void => {
+        if (settled) return;
+        settled = true;
+        finish();
+      };
+      // Aborted while still waiting in a lane: the run never reached the model; it ends now, and the lane task
+      // that would have run it returns at once when its turn comes. (One listener per run, instead of wiring
+      // the signal through both lanes.)
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (!started) settle(() => resolve(abortedBeforeStart(request)));
+        },
+        { once: true },
       );
-    } catch (error) {
-      if (!signal.aborted) throw error;
-      // Aborted while waiting in a lane: the run never reached the model; record it as ended all the same.
-      const startedAt = clock.now();
-      open(request, run, startedAt);
-      const reason = toErrorInfo(abortReason(signal));
-      return close(request, run, startedAt, {
-        status: abortStatusOf(signal),
-        text: '',
-        usage: { inputTokens: 0, outputTokens: 0 },
-        error: reason,
-      });
-    }
+      const task = (): Promise<RunSummary | undefined> => {
+        started = true;
+        return signal.aborted ? Promise.resolve(undefined) : execute(request);
+      };
+      deps.sessionLane
+        .run(sessionKey, () => deps.globalLane.run(task, { provider: deps.providerName, onWaited }))
+        .then(
+          (summary) => settle(() => (summary === undefined ? resolve(abortedBeforeStart(request)) : resolve(summary))),
+          (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
+        );
+    });
   };
 }

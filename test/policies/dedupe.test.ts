@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dedupeMaxIds, dedupeWindowMs, isDuplicate, rememberMessage } from '../../src/policies/dedupe.js';
+import { dedupeMaxIds, dedupeWindowMs, isDuplicate, rememberMessage, type SeenMessage } from '../../src/policies/dedupe.js';
 
 describe('dedupeWindowMs', () => {
   it('is five minutes when not configured', () => {
@@ -65,7 +65,7 @@ describe('rememberMessage', () => {
 
 describe('dedupeMaxIds', () => {
   it('keeps only the latest 1000 ids when more arrive inside the window', () => {
-    let seen: [string, number][] = [];
+    let seen: SeenMessage[] = [];
     for (let index = 0; index < 1001; index++) seen = rememberMessage(seen, `m${index}`, index);
     expect(seen).toHaveLength(dedupeMaxIds);
     expect(seen[0]).toEqual(['m1', 1]);

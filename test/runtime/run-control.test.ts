@@ -23,6 +23,30 @@ function track<T>(promise: Promise<T>) {
 const slowText = { text: 'one two three four', tokenDelayMs: 10 };
 
 describe('Session.abort', () => {
+  it('ends a run still waiting in the global lane at once, leaving the running one alone', async () => {
+    const h = createHarness([{ text: 'one two three four', tokenDelayMs: 10 }, { text: 'never asked' }], {
+      globalLane: { concurrency: 1 },
+    });
+    const first = h.runtime.session('telegram:1');
+    const second = h.runtime.session('telegram:2');
+    await first.send({ id: 'a', text: 'hi' });
+    expect(await second.send({ id: 'b', text: 'hello' })).toMatchObject({ disposition: 'started', runId: 'run_2' });
+    await h.clock.advance(5);
+    expect(second.status()).toEqual({ state: 'running', runId: 'run_2', queued: 0 });
+    const ended = second.waitForEnd();
+    expect(await second.abort({ reason: 'user sent /stop' })).toBe(true);
+    expect(await ended).toMatchObject({ status: 'ended', run: { runId: 'run_2', status: 'aborted', text: '' } });
+    expect(h.clock.now()).toBe(5);
+    expect(first.status().state).toBe('streaming');
+    await h.clock.advance(30);
+    expect(h.of('run.ended').map((event) => [event.runId, event.status, event.at])).toEqual([
+      ['run_2', 'aborted', 5],
+      ['run_1', 'completed', 30],
+    ]);
+    expect(h.model.requests).toHaveLength(1);
+    await h.close();
+  });
+
   it('ends the run as aborted with its partial text when called while tokens stream', async () => {
     const { h, chat } = setup([slowText]);
     await chat.send({ id: 'a', text: 'hi' });
