@@ -197,7 +197,8 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
       deps.sessionLane
         .run(sessionKey, () => deps.globalLane.run(task, { provider: deps.providerName, onWaited }))
         .then(
-          (summary) => settle(() => (summary === undefined ? resolve(abortedBeforeStart(request)) : resolve(summary))),
+          (summary) =>
+            settle(() => (summary === undefined ? resolve(abortedBeforeStart(request)) : resolve(summary))),
           (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
         );
     });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { dedupeMaxIds, dedupeWindowMs, isDuplicate, rememberMessage, type SeenMessage } from '../../src/policies/dedupe.js';
+import {
+  dedupeMaxIds,
+  dedupeWindowMs,
+  isDuplicate,
+  rememberMessage,
+  type SeenMessage,
+} from '../../src/policies/dedupe.js';
 
 describe('dedupeWindowMs', () => {
   it('is five minutes when not configured', () => {

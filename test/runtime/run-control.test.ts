@@ -30,12 +30,18 @@ describe('Session.abort', () => {
     const first = h.runtime.session('telegram:1');
     const second = h.runtime.session('telegram:2');
     await first.send({ id: 'a', text: 'hi' });
-    expect(await second.send({ id: 'b', text: 'hello' })).toMatchObject({ disposition: 'started', runId: 'run_2' });
+    expect(await second.send({ id: 'b', text: 'hello' })).toMatchObject({
+      disposition: 'started',
+      runId: 'run_2',
+    });
     await h.clock.advance(5);
     expect(second.status()).toEqual({ state: 'running', runId: 'run_2', queued: 0 });
     const ended = second.waitForEnd();
     expect(await second.abort({ reason: 'user sent /stop' })).toBe(true);
-    expect(await ended).toMatchObject({ status: 'ended', run: { runId: 'run_2', status: 'aborted', text: '' } });
+    expect(await ended).toMatchObject({
+      status: 'ended',
+      run: { runId: 'run_2', status: 'aborted', text: '' },
+    });
     expect(h.clock.now()).toBe(5);
     expect(first.status().state).toBe('streaming');
     await h.clock.advance(30);
