@@ -1,6 +1,6 @@
 import type { ErrorInfo } from '../core/errors.js';
 import type { RunStatus, RuntimeEvent } from '../core/events.js';
-import type { ToolCall, Usage } from '../providers/model-provider.js';
+import type { ToolCall, Usage } from '../core/model-types.js';
 
 /** The life of an accepted inbound message, as the inbox records it. */
 export const inboxStatuses = ['pending', 'steered', 'collected', 'consumed', 'dropped', 'cancelled'] as const;

@@ -1,14 +1,11 @@
+import type { ToolCall, ToolSpec, Usage } from '../core/model-types.js';
+
+export type { ToolCall, ToolSpec, Usage };
+
 /** Reasoning effort a request may ask for, from none to the most. */
 export const thinkingLevels = ['off', 'minimal', 'low', 'medium', 'high'] as const;
 /** A thinking (reasoning effort) level. */
 export type ThinkingLevel = (typeof thinkingLevels)[number];
-
-/** A tool call the model asked for. `args` is whatever the model sent; tools validate it. */
-export interface ToolCall {
-  readonly id: string;
-  readonly name: string;
-  readonly args: unknown;
-}
 
 /** One message of the conversation sent to the model. */
 export type ModelMessage =
@@ -21,13 +18,6 @@ export type ModelMessage =
       readonly content: string;
       readonly isError?: boolean;
     };
-
-/** What the model sees of a tool: its name, description and the JSON Schema of its input. */
-export interface ToolSpec {
-  readonly name: string;
-  readonly description: string;
-  readonly inputSchema: Readonly<Record<string, unknown>>;
-}
 
 /** One model call's request. */
 export interface ModelRequest {
@@ -48,12 +38,6 @@ export interface ProviderCredential {
 export interface ModelCallOptions {
   readonly signal: AbortSignal;
   readonly credential?: ProviderCredential;
-}
-
-/** Token counts reported by a provider. */
-export interface Usage {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
 }
 
 /** Why a model call stopped. */
