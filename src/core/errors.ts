@@ -19,6 +19,7 @@ export const errorCodes = [
   'plan_cycle',
   'ledger_locked',
   'ledger_corrupt',
+  'ledger_version',
   'not_found',
   'internal',
 ] as const;

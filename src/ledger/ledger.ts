@@ -84,6 +84,20 @@ export interface SessionRecord {
   readonly updatedAt: number;
 }
 
+/**
+ * What hydrating a session needs, in one call: its record, where its numbering stands (the record can lag
+ * behind after a crash) and its inbox messages still to run (`pending`, and `steered` ones no turn admitted).
+ */
+export interface SessionState {
+  readonly record: SessionRecord | undefined;
+  /** The highest event seq recorded for the session (0 when none). */
+  readonly lastSeq: number;
+  /** The highest inbox order recorded for the session (0 when none). */
+  readonly lastOrder: number;
+  /** Messages still to run, in arrival order. */
+  readonly pending: readonly InboxRecord[];
+}
+
 /** Which events to read: after a global cursor, optionally for one session, at most `limit`. */
 export interface EventQuery {
   readonly after?: number;
@@ -99,6 +113,10 @@ export interface EventQuery {
  */
 export interface Ledger {
   getSession(sessionKey: string): Promise<SessionRecord | undefined>;
+  /** Everything hydration needs about one session (see SessionState). */
+  loadSession(sessionKey: string): Promise<SessionState>;
+  /** Keys of the sessions that have messages still to run (what a restart must resume). */
+  listSessionsWithPending(): Promise<string[]>;
   putSession(record: SessionRecord): Promise<void>;
   listSessions(): Promise<SessionRecord[]>;
 
@@ -116,6 +134,8 @@ export interface Ledger {
   listRuns(sessionKey: string): Promise<RunRecord[]>;
   /** Every run still `running`, across sessions (what a crash left open). */
   listOpenRuns(): Promise<RunRecord[]>;
+  /** The assistant text a run streamed so far, from its recorded deltas (the partial output of a crash). */
+  runText(runId: string): Promise<string>;
 
   appendTurns(records: readonly TurnRecord[]): Promise<void>;
   /** A session's transcript in recorded order; with `last`, only its latest `last` turns. */
@@ -127,6 +147,8 @@ export interface Ledger {
   readEvents(query: EventQuery): Promise<RuntimeEvent[]>;
   /** The highest cursor recorded, 0 when none. */
   lastCursor(): Promise<number>;
+  /** Delete events recorded before `before` (ms); turns, runs and the inbox are kept. Resolves how many went. */
+  pruneEvents(before: number): Promise<number>;
 
   close(): Promise<void>;
 }
