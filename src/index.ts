@@ -30,6 +30,7 @@ export {
   runStatuses,
   type RuntimeEvent,
   type EventOf,
+  type EventInput,
   type EventType,
   type RunStatus,
 } from './core/events.js';
@@ -50,6 +51,8 @@ export {
   type Usage,
 } from './providers/index.js';
 export {
+  createSqliteLedger,
+  type SqliteLedgerOptions,
   createMemoryLedger,
   inboxStatuses,
   type Ledger,
@@ -58,6 +61,10 @@ export {
   type RunRecord,
   type TurnRecord,
   type SessionRecord,
+  type LedgerSessionState,
+  type EventQuery,
+  type RunClose,
+  type InboxUpdate,
 } from './ledger/index.js';
 export {
   queueModes,

@@ -1,7 +1,8 @@
 import { createActor, type Snapshot } from 'xstate';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
-import type { Ledger, SessionRecord } from '../ledger/ledger.js';
+import type { Ledger, SessionRecord, SessionState } from '../ledger/ledger.js';
+import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import type { RunSummary } from './run-summary.js';
 import type { SessionContext } from './session-context.js';
@@ -49,20 +50,46 @@ function isIdleValue(value: unknown): boolean {
 
 /**
  * The snapshot to restore. A snapshot saved while a run was active (the process stopped mid-run) comes back
- * idle: that run is gone and its messages count as consumed; queued messages stay queued.
+ * idle: that run is gone and its messages count as consumed. What is still queued comes from the inbox
+ * (reconcileContext), so a snapshot older than the inbox loses nothing.
  */
-function restorable(key: string, snapshot: unknown): Snapshot<unknown> {
-  const persisted = snapshot as PersistedSessionSnapshot;
-  if (typeof persisted !== 'object' || persisted === null || typeof persisted.context !== 'object') {
-    throw new RuntimeError('ledger_corrupt', `sessions row "${key}": the snapshot is not a session snapshot`);
-  }
-  if (isIdleValue(persisted.value)) return persisted as unknown as Snapshot<unknown>;
-  return {
-    ...persisted,
-    value: { idle: 'check' },
+function restorable(
+  key: string,
+  saved: unknown,
+  state: SessionState,
+  defaults: ReconcileDefaults,
+  now: number,
+): Snapshot<unknown> | undefined {
+  if (saved === undefined && state.pending.length === 0 && state.lastOrder === 0) return undefined;
+  const persisted = (saved ?? {
+    status: 'active',
+    value: { idle: 'empty' },
+    historyValue: {},
     children: {},
-    context: { ...persisted.context, run: null },
-  } as unknown as Snapshot<unknown>;
+  }) as PersistedSessionSnapshot;
+  if (
+    typeof persisted !== 'object' ||
+    persisted === null ||
+    (saved !== undefined && typeof persisted.context !== 'object')
+  ) {
+    throw new RuntimeError(
+      'ledger_corrupt',
+      `sessions row "${key}": the snapshot is not a session snapshot`,
+      {
+        details: { table: 'sessions', row: key },
+      },
+    );
+  }
+  const context = reconcileContext(
+    key,
+    saved === undefined ? undefined : persisted.context,
+    state,
+    defaults,
+    now,
+  );
+  const value =
+    isIdleValue(persisted.value) && context.queue.length === 0 ? persisted.value : { idle: 'check' };
+  return { ...persisted, value, children: {}, context } as unknown as Snapshot<unknown>;
 }
 
 /** Create the registry for one runtime. */
@@ -70,40 +97,38 @@ export function createSessionRegistry(options: {
   machine: SessionMachine;
   ledger: Ledger;
   clock: Clock;
-  ready: Promise<void>;
+  /** Drain timing for queued messages the snapshot did not know. */
+  defaults: ReconcileDefaults;
 }): SessionRegistry {
-  const { machine, ledger, clock } = options;
+  const { machine, ledger, clock, defaults } = options;
   const sessions = new Map<string, LiveSession>();
   const loading = new Map<string, Promise<LiveSession>>();
 
-  function start(key: string, record: SessionRecord | undefined): LiveSession {
+  function start(key: string, state: SessionState): LiveSession {
+    const { record } = state;
+    const snapshot = restorable(key, record?.snapshot, state, defaults, clock.now());
     const actor =
-      record?.snapshot === undefined
+      snapshot === undefined
         ? createActor(machine, { input: { sessionKey: key }, clock })
-        : createActor(machine, {
-            input: { sessionKey: key },
-            clock,
-            snapshot: restorable(key, record.snapshot),
-          });
+        : createActor(machine, { input: { sessionKey: key }, clock, snapshot });
     const session: LiveSession = {
       key,
       actor,
       override: { ...(record?.override ?? {}) },
       epoch: (record?.epoch ?? 0) + 1,
-      lastSeq: record?.lastSeq ?? 0,
+      lastSeq: Math.max(record?.lastSeq ?? 0, state.lastSeq),
       waiters: undefined,
     };
     sessions.set(key, session);
     actor.start();
-    // XState does not restore delayed transitions: re-arm the drain (or idle) timer from the stored deadline.
-    if (record?.snapshot !== undefined) actor.send({ type: 'HYDRATED' });
+    // XState does not restore delayed transitions: re-arm the drain timer from the stored deadline.
+    if (snapshot !== undefined) actor.send({ type: 'HYDRATED' });
     return session;
   }
 
   async function load(key: string): Promise<LiveSession> {
-    await options.ready;
-    const record = await ledger.getSession(key);
-    return sessions.get(key) ?? start(key, record);
+    const state = await ledger.loadSession(key);
+    return sessions.get(key) ?? start(key, state);
   }
 
   function recordOf(session: LiveSession): SessionRecord {

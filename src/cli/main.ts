@@ -1,13 +1,30 @@
 import { parseArgs } from 'node:util';
 import { RuntimeError, isRuntimeError } from '../core/errors.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { runDemo } from './demo/run-demo.js';
+import { openLedger, type LedgerOpener } from './open-ledger.js';
+import { runReplayCommand } from './replay-command.js';
+import { runSessionsCommand } from './sessions-command.js';
+import type { CommandIo } from './terminal-style.js';
 
 const usage = `usage: agentlanes <command> [options]
 
 commands:
-  demo    a simulated chat channel on the scripted model, with a live view and a closing table
-          --users N (24)  --seed N (7)  --token-delay MS (25)
+  demo                 a simulated chat channel on the scripted model, with a live view and a closing table
+                       --users N (24)  --seed N (7)  --token-delay MS (25)
+  sessions             every session in the ledger: key, state, runs, queued, last activity
+                       --db PATH (./agentlanes.db)
+  replay <sessionKey>  the session's recorded events as a timeline
+                       --db PATH (./agentlanes.db)
 `;
+
+const defaultDatabase = './agentlanes.db';
+
+/** What `main` reads and writes; tests replace any of it. */
+export interface MainIo extends CommandIo {
+  /** @default openLedger (SQLite, read-only) */
+  readonly openLedger?: LedgerOpener;
+}
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -17,40 +34,102 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
   return parsed;
 }
 
+/** True for errors that mean the command line was wrong (parseArgs' errors and our own `invalid_input`). */
+function isUsageError(error: unknown): error is Error {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (
+    isRuntimeError(error, 'invalid_input') || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))
+  );
+}
+
+async function demo(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { users: { type: 'string' }, seed: { type: 'string' }, 'token-delay': { type: 'string' } },
+    strict: true,
+  });
+  const users = positiveInt('users', values.users, 24);
+  if (users < 1) throw new RuntimeError('invalid_input', '--users must be at least 1');
+  const lost = await runDemo({
+    users,
+    seed: positiveInt('seed', values.seed, 7),
+    tokenDelayMs: positiveInt('token-delay', values['token-delay'], 25),
+    output: process.stdout,
+  });
+  return lost === 0 ? 0 : 1;
+}
+
+/**
+ * Parse `[--db path]` and the positionals of a ledger command (checked before anything is opened, so a wrong
+ * command line touches no file), then open the ledger, run, and close it.
+ */
+async function withLedger<T>(
+  args: string[],
+  io: MainIo,
+  readPositionals: (positionals: readonly string[]) => T,
+  run: (ledger: Ledger, value: T) => Promise<number>,
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { db: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  const value = readPositionals(positionals);
+  const ledger = await (io.openLedger ?? openLedger)(values.db ?? defaultDatabase);
+  try {
+    return await run(ledger, value);
+  } finally {
+    await ledger.close();
+  }
+}
+
+function noPositionals(positionals: readonly string[]): void {
+  if (positionals.length > 0)
+    throw new RuntimeError('invalid_input', `unexpected argument "${positionals[0]}"`);
+}
+
+function sessionKeyOf(positionals: readonly string[]): string {
+  const [sessionKey, ...extra] = positionals;
+  if (sessionKey === undefined || sessionKey === '')
+    throw new RuntimeError('invalid_input', 'replay needs a session key');
+  noPositionals(extra);
+  return sessionKey;
+}
+
 /** Run the CLI with `argv` (without node and the script); resolves with the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], io: MainIo = {}): Promise<number> {
   const [command, ...rest] = argv;
+  const output = io.output ?? process.stdout;
+  const errors = io.errors ?? process.stderr;
+  const commandIo: CommandIo = { ...io, output, errors };
   try {
     switch (command) {
-      case 'demo': {
-        const { values } = parseArgs({
-          args: [...rest],
-          options: { users: { type: 'string' }, seed: { type: 'string' }, 'token-delay': { type: 'string' } },
-          strict: true,
-        });
-        const users = positiveInt('users', values.users, 24);
-        if (users < 1) throw new RuntimeError('invalid_input', '--users must be at least 1');
-        const lost = await runDemo({
-          users,
-          seed: positiveInt('seed', values.seed, 7),
-          tokenDelayMs: positiveInt('token-delay', values['token-delay'], 25),
-          output: process.stdout,
-        });
-        return lost === 0 ? 0 : 1;
-      }
+      case 'demo':
+        return await demo(rest);
+      case 'sessions':
+        return await withLedger(rest, io, noPositionals, (ledger) => runSessionsCommand(ledger, commandIo));
+      case 'replay':
+        return await withLedger(rest, io, sessionKeyOf, (ledger, sessionKey) =>
+          runReplayCommand(ledger, sessionKey, commandIo),
+        );
       case undefined:
       case 'help':
       case '--help':
       case '-h':
-        process.stdout.write(usage);
+        output.write(usage);
         return command === undefined ? 1 : 0;
       default:
-        process.stderr.write(`agentlanes: unknown command "${command}"\n${usage}`);
+        errors.write(`agentlanes: unknown command "${command}"\n${usage}`);
         return 1;
     }
   } catch (error) {
+    if (isUsageError(error)) {
+      errors.write(`agentlanes: ${error.message}\n${usage}`);
+      return 1;
+    }
     const message = isRuntimeError(error) || error instanceof TypeError ? error.message : String(error);
-    process.stderr.write(`agentlanes: ${message}\n`);
+    errors.write(`agentlanes: ${message}\n`);
     return 1;
   }
 }

@@ -9,5 +9,7 @@ export {
   type SessionRecord,
   type EventQuery,
   type Ledger,
+  type SessionState as LedgerSessionState,
 } from './ledger.js';
 export { createMemoryLedger } from './memory-ledger.js';
+export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.js';

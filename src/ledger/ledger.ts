@@ -96,7 +96,15 @@ export interface SessionState {
   readonly lastOrder: number;
   /** Messages still to run, in arrival order. */
   readonly pending: readonly InboxRecord[];
+  /**
+   * `[messageId, acceptedAt]` of the latest accepted messages (at most `recentLimit`, oldest first), so the dedupe
+   * window survives a crash that happened before the session's snapshot was written.
+   */
+  readonly recent: readonly (readonly [string, number])[];
 }
+
+/** How many recent message ids `loadSession` returns. */
+export const recentLimit = 1000;
 
 /** Which events to read: after a global cursor, optionally for one session, at most `limit`. */
 export interface EventQuery {

@@ -1,6 +1,14 @@
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
-import type { InboxRecord, Ledger, RunRecord, SessionRecord, TurnRecord } from './ledger.js';
+import {
+  recentLimit,
+  type InboxRecord,
+  type Ledger,
+  type RunRecord,
+  type SessionRecord,
+  type SessionState,
+  type TurnRecord,
+} from './ledger.js';
 
 /** A session as stored: the snapshot kept as JSON text, like SQLite does, so idle sessions stay small. */
 interface StoredSession {
@@ -16,6 +24,12 @@ interface StoredSession {
 interface Inbox {
   readonly records: InboxRecord[];
   readonly positions: Map<string, number>;
+}
+
+/** A session's events in cursor order, and the highest seq it ever recorded (pruning does not lower it). */
+interface SessionEvents {
+  list: RuntimeEvent[];
+  lastSeq: number;
 }
 
 /** The index of the first item whose cursor is greater than `after` (cursors strictly increase). */
@@ -41,14 +55,26 @@ function copyTurn(record: TurnRecord): TurnRecord {
   return record.messageIds ? { ...record, messageIds: [...record.messageIds] } : { ...record };
 }
 
-function listFor<T>(map: Map<string, T[]>, key: string): T[] {
-  let list = map.get(key);
-  if (!list) {
-    list = [];
-    map.set(key, list);
-  }
-  return list;
+/** The ids of the inbound messages some turn was made of: a steer among them reached the model. */
+function admittedIds(records: readonly TurnRecord[]): Set<string> {
+  const ids = new Set<string>();
+  for (const record of records) for (const messageId of record.messageIds ?? []) ids.add(messageId);
+  return ids;
 }
+
+/** The value `map` holds for `key`, made by `create` the first time it is asked for. */
+function entryFor<T>(map: Map<string, T>, key: string, create: () => T): T {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = create();
+    map.set(key, value);
+  }
+  return value;
+}
+
+const createList = <T>(): T[] => [];
+const createInbox = (): Inbox => ({ records: [], positions: new Map() });
+const createSessionEvents = (): SessionEvents => ({ list: [], lastSeq: 0 });
 
 /** Create a ledger that keeps everything in memory (tests, demos); it forgets all when the process ends. */
 export function createMemoryLedger(): Ledger {
@@ -60,8 +86,10 @@ export function createMemoryLedger(): Ledger {
   const openRuns = new Set<string>();
   const turns = new Map<string, TurnRecord[]>();
   // Events are immutable once emitted, so they are stored as given (no copy): the hot path.
-  const events: RuntimeEvent[] = [];
-  const eventsBySession = new Map<string, RuntimeEvent[]>();
+  let events: RuntimeEvent[] = [];
+  const eventsBySession = new Map<string, SessionEvents>();
+  // The highest cursor ever appended: kept apart from `events` so pruning never lets a cursor be reused.
+  let highestCursor: number | undefined;
 
   // Every method does its work synchronously, so a read called after a write sees it, and reports
   // through the returned promise (a closed ledger rejects instead of throwing).
@@ -77,13 +105,15 @@ export function createMemoryLedger(): Ledger {
     }
   };
 
-  const inboxOf = (sessionKey: string): Inbox => {
-    let inbox = inboxes.get(sessionKey);
-    if (!inbox) {
-      inbox = { records: [], positions: new Map() };
-      inboxes.set(sessionKey, inbox);
-    }
-    return inbox;
+  /** A session's records still to run: pending ones, and steered ones that no recorded turn admitted. */
+  const pendingOf = (sessionKey: string, records: readonly InboxRecord[]): InboxRecord[] => {
+    let admitted: Set<string> | undefined;
+    return records.filter((record) => {
+      if (record.status === 'pending') return true;
+      if (record.status !== 'steered') return false;
+      admitted ??= admittedIds(turns.get(sessionKey) ?? []);
+      return !admitted.has(record.messageId);
+    });
   };
 
   const toSessionRecord = (stored: StoredSession): SessionRecord => ({
@@ -102,6 +132,25 @@ export function createMemoryLedger(): Ledger {
         return stored && toSessionRecord(stored);
       }),
 
+    loadSession: (sessionKey) =>
+      perform((): SessionState => {
+        const stored = sessions.get(sessionKey);
+        const records = inboxes.get(sessionKey)?.records ?? [];
+        return {
+          record: stored && toSessionRecord(stored),
+          lastSeq: eventsBySession.get(sessionKey)?.lastSeq ?? 0,
+          // The inbox is kept in order, so its last record holds the highest order.
+          lastOrder: records.at(-1)?.order ?? 0,
+          pending: pendingOf(sessionKey, records),
+          recent: records.slice(-recentLimit).map((record) => [record.messageId, record.acceptedAt] as const),
+        };
+      }),
+
+    listSessionsWithPending: () =>
+      perform(() =>
+        [...inboxes].filter(([key, inbox]) => pendingOf(key, inbox.records).length > 0).map(([key]) => key),
+      ),
+
     putSession: (record) =>
       perform(() => {
         sessions.set(record.sessionKey, {
@@ -118,7 +167,7 @@ export function createMemoryLedger(): Ledger {
 
     appendMessage: (record) =>
       perform(() => {
-        const { records, positions } = inboxOf(record.sessionKey);
+        const { records, positions } = entryFor(inboxes, record.sessionKey, createInbox);
         const last = records[records.length - 1];
         if (last === undefined || last.order < record.order) {
           // A platform id accepted again (after the dedupe window) is a new record; updates go to the newest.
@@ -170,7 +219,7 @@ export function createMemoryLedger(): Ledger {
           });
         }
         runs.set(record.runId, copyRun(record));
-        listFor(runsBySession, record.sessionKey).push(record.runId);
+        entryFor(runsBySession, record.sessionKey, createList<string>).push(record.runId);
         if (record.status === 'running') openRuns.add(record.runId);
       }),
 
@@ -197,9 +246,19 @@ export function createMemoryLedger(): Ledger {
 
     listOpenRuns: () => perform(() => [...openRuns].map((runId) => runs.get(runId) as RunRecord)),
 
+    runText: (runId) =>
+      perform(() => {
+        let text = '';
+        for (const event of events) {
+          if (event.type === 'assistant.delta' && event.runId === runId) text += event.delta;
+        }
+        return text;
+      }),
+
     appendTurns: (records) =>
       perform(() => {
-        for (const record of records) listFor(turns, record.sessionKey).push(copyTurn(record));
+        for (const record of records)
+          entryFor(turns, record.sessionKey, createList<TurnRecord>).push(copyTurn(record));
       }),
 
     listTurns: (sessionKey, options) =>
@@ -212,7 +271,7 @@ export function createMemoryLedger(): Ledger {
     appendEvents: (batch) =>
       perform(() => {
         // Check the whole batch first so a bad one changes nothing.
-        let previous = events[events.length - 1]?.cursor ?? Number.NEGATIVE_INFINITY;
+        let previous = highestCursor ?? Number.NEGATIVE_INFINITY;
         for (const event of batch) {
           if (!(event.cursor > previous)) {
             throw new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`);
@@ -221,20 +280,34 @@ export function createMemoryLedger(): Ledger {
         }
         for (const event of batch) {
           events.push(event);
-          listFor(eventsBySession, event.sessionKey).push(event);
+          const stored = entryFor(eventsBySession, event.sessionKey, createSessionEvents);
+          stored.list.push(event);
+          if (event.seq > stored.lastSeq) stored.lastSeq = event.seq;
         }
+        if (batch.length > 0) highestCursor = previous;
       }),
 
     readEvents: (query) =>
       perform(() => {
         const source =
-          query.sessionKey === undefined ? events : (eventsBySession.get(query.sessionKey) ?? []);
+          query.sessionKey === undefined ? events : (eventsBySession.get(query.sessionKey)?.list ?? []);
         const start = query.after === undefined ? 0 : firstAfter(source, query.after);
         const end = query.limit === undefined ? source.length : start + Math.max(0, query.limit);
         return source.slice(start, end);
       }),
 
-    lastCursor: () => perform(() => events[events.length - 1]?.cursor ?? 0),
+    lastCursor: () => perform(() => highestCursor ?? 0),
+
+    pruneEvents: (before) =>
+      perform(() => {
+        // `at` comes from the clock, not the cursor, so it need not increase: filter rather than cut a prefix.
+        const kept = (event: RuntimeEvent) => event.at >= before;
+        const count = events.length;
+        events = events.filter(kept);
+        if (events.length === count) return 0;
+        for (const stored of eventsBySession.values()) stored.list = stored.list.filter(kept);
+        return count - events.length;
+      }),
 
     close: () => {
       // Closing twice is harmless; everything else rejects once closed.

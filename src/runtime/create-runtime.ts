@@ -7,14 +7,15 @@ import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
-import { createMemoryLedger } from '../ledger/memory-ledger.js';
-import type { Ledger } from '../ledger/ledger.js';
+import { resolveQueueSettings } from '../policies/queue-settings.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import type { ModelProvider } from '../providers/model-provider.js';
 import { createToolRegistry } from '../tools/tool-registry.js';
 import { createEventBus } from './event-bus.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseSessionKey } from './inbound-message.js';
+import { openRuntimeLedger } from './open-ledger.js';
+import { recoverAtStart } from './recover.js';
 import { createRunExecutor } from './run-executor.js';
 import { parseRuntimeOptions, type RuntimeOptions } from './runtime-options.js';
 import type { RuntimeInternals } from './runtime-internals.js';
@@ -41,15 +42,13 @@ export interface Runtime {
 export function createRuntime(options: RuntimeOptions): Runtime {
   const config = parseRuntimeOptions(options);
   const { clock, ids, limits } = config;
-  const ledger: Ledger =
-    config.ledger === undefined || 'path' in config.ledger ? createMemoryLedger() : config.ledger;
+  const { ledger, owned, startRetention } = openRuntimeLedger(config, clock);
   const onError =
     config.onError ??
     ((error: unknown) => {
       console.error('agentlanes: background failure:', error instanceof Error ? error.message : error);
     });
   const bus = createEventBus({ ledger, clock, onError });
-  const ready = ledger.lastCursor().then((cursor) => bus.seek(cursor));
   const closedSignal = createDeferred<void>();
   let closing: Promise<void> | undefined;
   const sessionLane = createSessionLane();
@@ -95,7 +94,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       for (const waiter of waiters) waiter(summary);
     },
   });
-  const registry = createSessionRegistry({ machine, ledger, clock, ready });
+  const runtimeDefaults = resolveQueueSettings({ runtime: config.queue });
+  const registry = createSessionRegistry({
+    machine,
+    ledger,
+    clock,
+    defaults: { debounceMs: runtimeDefaults.debounceMs, maxWaitMs: runtimeDefaults.maxWaitMs },
+  });
+  const ready = recoverAtStart({ ledger, clock, bus, registry, onError });
+  const stopRetention = startRetention(onError);
   const sweeper = createIdleSweeper({
     clock,
     idleMs: config.sessions.hibernateAfterMs,
@@ -108,7 +115,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ledger,
     bus,
     registry,
-    withSession: createSessionGate(registry),
+    withSession: createSessionGate(registry, ready),
     admission: {
       clock,
       ids,
@@ -133,11 +140,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }),
     );
     sweeper.stop();
+    stopRetention();
     await registry.stopAll();
     await globalLane.close();
     closedSignal.resolve();
     await bus.flushed();
-    await ledger.close();
+    if (owned) await ledger.close();
   }
 
   return {
@@ -151,7 +159,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           new RuntimeError('invalid_input', 'close: timeoutMs must be a finite number of milliseconds >= 0'),
         );
       }
-      closing ??= ready.then(() => shutdown(timeoutMs));
+      // A failed recovery still lets close() release the ledger.
+      closing ??= ready.catch(onError).then(() => shutdown(timeoutMs));
       return closing;
     },
   };

@@ -21,16 +21,30 @@ const modelRefSchema = z.object({ provider: z.string().min(1), model: z.string()
 /** The options of `createRuntime`, validated once at construction. */
 export const runtimeOptionsSchema = z
   .object({
-    /** A Ledger instance, or `{ path: ':memory:' }`. @default the in-memory ledger */
+    /**
+     * A Ledger instance (the caller keeps owning it), or where the runtime opens its SQLite ledger: `path`
+     * (':memory:' allowed), `synchronous` (FULL fsyncs each group commit; NORMAL only at checkpoints) and an
+     * optional `retention` that prunes events older than `eventsMaxAgeMs` (turns and runs are kept).
+     * @default { path: './agentlanes.db', synchronous: 'full' }
+     */
     ledger: z
       .union([
         z.custom<Ledger>(
           hasMethods('appendEvents', 'readEvents', 'appendMessage', 'close'),
           'expected a Ledger',
         ),
-        z.object({ path: z.literal(':memory:') }).strict(),
+        z
+          .object({
+            path: z.string().min(1).default('./agentlanes.db'),
+            synchronous: z.enum(['full', 'normal']).default('full'),
+            retention: z
+              .object({ eventsMaxAgeMs: z.int().min(1) })
+              .strict()
+              .optional(),
+          })
+          .strict(),
       ])
-      .optional(),
+      .prefault({}),
     providers: z.record(
       z.string().min(1),
       z.custom<ModelProvider>(hasMethods('stream'), 'expected a ModelProvider'),

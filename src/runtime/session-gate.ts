@@ -7,10 +7,10 @@ interface Waiting {
 
 /**
  * Run `work` against a session's live actor in call order. A live session runs it at once (synchronously);
- * otherwise calls queue behind the session's hydration and run in order when it completes, so a message can
+ * otherwise calls queue behind startup recovery (`ready`) and the session's hydration and run in order when it completes, so a message can
  * never overtake one sent before it.
  */
-export function createSessionGate(registry: SessionRegistry) {
+export function createSessionGate(registry: SessionRegistry, ready: Promise<void>) {
   const gates = new Map<string, Waiting[]>();
   return function withSession<T>(key: string, work: (session: LiveSession) => Promise<T>): Promise<T> {
     const live = registry.live(key);
@@ -33,16 +33,18 @@ export function createSessionGate(registry: SessionRegistry) {
       }
       const fresh: Waiting[] = [waiting];
       gates.set(key, fresh);
-      registry.acquire(key).then(
-        (session) => {
-          for (let index = 0; index < fresh.length; index++) fresh[index]?.run(session);
-          gates.delete(key);
-        },
-        (error: unknown) => {
-          for (const entry of fresh) entry.fail(error);
-          gates.delete(key);
-        },
-      );
+      ready
+        .then(() => registry.acquire(key))
+        .then(
+          (session) => {
+            for (let index = 0; index < fresh.length; index++) fresh[index]?.run(session);
+            gates.delete(key);
+          },
+          (error: unknown) => {
+            for (const entry of fresh) entry.fail(error);
+            gates.delete(key);
+          },
+        );
     });
   };
 }

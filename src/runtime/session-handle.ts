@@ -2,7 +2,7 @@ import type { RunSummary } from '../actors/run-summary.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
-import type { TurnRecord } from '../ledger/ledger.js';
+import type { RunRecord, TurnRecord } from '../ledger/ledger.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import { admitMessage, type SendResult } from './admit-message.js';
@@ -44,6 +44,8 @@ export interface Session {
   events(options?: EventStreamOptions): AsyncIterable<RuntimeEvent>;
   /** The turns recorded for this session, in order. */
   transcript(): Promise<TurnRecord[]>;
+  /** The runs recorded for this session, in start order (status, times, usage, error, text). */
+  runs(): Promise<RunRecord[]>;
 }
 
 function parseTimeout(options: { timeoutMs?: number } | undefined): number {
@@ -136,6 +138,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
         { ...options, sessionKey: key },
       ),
     transcript: () => internals.ledger.listTurns(key),
+    runs: () => internals.ledger.listRuns(key),
   };
   return session;
 }

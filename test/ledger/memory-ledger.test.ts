@@ -45,6 +45,22 @@ describe('createMemoryLedger', () => {
     expect(await read).toHaveLength(1);
   });
 
+  it('rejects with invalid_input a cursor not above a pruned one when every event was pruned', async () => {
+    const ledger = createMemoryLedger();
+    await ledger.appendEvents([event(1), event(2)]);
+    expect(await ledger.pruneEvents(Number.MAX_SAFE_INTEGER)).toBe(2);
+    const error: unknown = await ledger.appendEvents([event(2)]).catch((caught: unknown) => caught);
+    expect(isRuntimeError(error, 'invalid_input')).toBe(true);
+    expect(await ledger.readEvents({})).toEqual([]);
+  });
+
+  it("keeps a session's highest seq when its events were pruned", async () => {
+    const ledger = createMemoryLedger();
+    await ledger.appendEvents([event(1), event(2), event(3)]);
+    await ledger.pruneEvents(Number.MAX_SAFE_INTEGER);
+    expect((await ledger.loadSession('s1')).lastSeq).toBe(3);
+  });
+
   it('leaves a record already handed out unchanged when its message is updated', async () => {
     const ledger = createMemoryLedger();
     await ledger.appendMessage(message);

@@ -1,4 +1,10 @@
-import { createRuntime, sequentialIds, type RuntimeEvent, type RuntimeOptions } from 'agentlanes';
+import {
+  createMemoryLedger,
+  createRuntime,
+  sequentialIds,
+  type RuntimeEvent,
+  type RuntimeOptions,
+} from 'agentlanes';
 import {
   fakeClock,
   scriptedModel,
@@ -18,11 +24,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Build a harness. `options` override the defaults (provider `scripted`, model `m`). */
+/** Build a harness. `options` override the defaults (in-memory ledger, provider `scripted`, model `m`). */
 export function createHarness(script: Script, options: Partial<RuntimeOptions> = {}): Harness {
   const clock = fakeClock({ now: 0 });
   const model = scriptedModel(script, { clock });
   const runtime = createRuntime({
+    ledger: createMemoryLedger(),
     providers: { scripted: model },
     model: { provider: 'scripted', model: 'm' },
     clock,

@@ -1,0 +1,172 @@
+import type { EventOf, RuntimeEvent } from '../core/events.js';
+import type { TerminalStyle } from './terminal-style.js';
+
+/** How long quoted message and assistant text may get before it is cut. */
+const textLimit = 80;
+/** How long compact JSON (tool args and outputs) may get before it is cut. */
+const jsonLimit = 60;
+
+/** One timeline entry before layout: a label, coloured by kind, and the details after it. */
+export interface EventDescription {
+  readonly label: string;
+  readonly tone: keyof TerminalStyle;
+  readonly details: readonly string[];
+}
+
+/** Cut `text` to `limit` characters, marking the cut with an ellipsis. */
+export function truncate(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit - 1).trimEnd()}…`;
+}
+
+/** Quote text on one line (newlines and quotes escaped), cut to about 80 characters. */
+export function quote(text: string): string {
+  return JSON.stringify(truncate(text, textLimit));
+}
+
+/** Seconds with millisecond precision: `1.250s`. */
+export function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(3)}s`;
+}
+
+function compactJson(value: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    json = undefined;
+  }
+  return truncate(json ?? String(value), jsonLimit);
+}
+
+function describeMessage(event: RuntimeEvent): EventDescription | undefined {
+  switch (event.type) {
+    case 'message.received':
+      return {
+        label: 'message received',
+        tone: 'cyan',
+        details: [
+          event.messageId,
+          `${event.mode} -> ${event.disposition}`,
+          ...(event.senderId === undefined ? [] : [`from ${event.senderId}`]),
+          quote(event.text),
+        ],
+      };
+    case 'message.queued':
+      return {
+        label: 'message queued',
+        tone: 'cyan',
+        details: [event.messageId, `position ${event.position}`],
+      };
+    case 'message.collected':
+      return {
+        label: 'message collected',
+        tone: 'cyan',
+        details: [event.messageId, `position ${event.position}`],
+      };
+    case 'message.steered':
+      return { label: 'message steered', tone: 'cyan', details: [event.messageId] };
+    case 'message.admitted':
+      return { label: 'message admitted', tone: 'cyan', details: [event.messageIds.join(', ')] };
+    case 'message.dropped':
+      return {
+        label: 'message dropped',
+        tone: 'yellow',
+        details: [
+          event.messageId,
+          event.reason,
+          ...(event.summary === undefined ? [] : [quote(event.summary)]),
+        ],
+      };
+    case 'message.duplicate':
+      return { label: 'message duplicate', tone: 'dim', details: [event.messageId] };
+    case 'message.rejected':
+      return { label: 'message rejected', tone: 'yellow', details: [event.messageId, event.code] };
+    default:
+      return undefined;
+  }
+}
+
+function describeRunEnd(event: EventOf<'run.ended'>): EventDescription {
+  return {
+    label: 'run ended',
+    tone: event.status === 'completed' ? 'green' : 'red',
+    details: [
+      event.status,
+      ...(event.error === undefined ? [] : [event.error.code]),
+      seconds(event.durationMs),
+      `tokens ${event.usage.inputTokens} in / ${event.usage.outputTokens} out`,
+    ],
+  };
+}
+
+function describeTool(event: RuntimeEvent): EventDescription | undefined {
+  switch (event.type) {
+    case 'tool.called':
+      return {
+        label: 'tool called',
+        tone: 'blue',
+        details: [event.tool, compactJson(event.args), event.toolCallId],
+      };
+    case 'tool.succeeded':
+      return {
+        label: 'tool succeeded',
+        tone: 'blue',
+        details: [event.tool, seconds(event.durationMs), compactJson(event.output), event.toolCallId],
+      };
+    case 'tool.failed':
+      return {
+        label: 'tool failed',
+        tone: 'red',
+        details: [
+          event.tool,
+          `${event.error.code}: ${truncate(event.error.message, jsonLimit)}`,
+          event.toolCallId,
+        ],
+      };
+    case 'tool.skipped':
+      return {
+        label: 'tool skipped',
+        tone: 'yellow',
+        details: [event.tool, quote(event.reason), event.toolCallId],
+      };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Describe one event for the timeline. Streamed deltas are coalesced by the caller, so here they describe
+ * a single delta.
+ */
+export function describeEvent(event: RuntimeEvent): EventDescription {
+  switch (event.type) {
+    case 'run.started':
+      return {
+        label: 'run started',
+        tone: 'magenta',
+        details: [`messages ${event.messageIds.join(', ')}`, `${event.provider}/${event.model}`],
+      };
+    case 'run.ended':
+      return describeRunEnd(event);
+    case 'assistant.delta':
+      return { label: 'assistant text', tone: 'green', details: [quote(event.delta)] };
+    case 'assistant.reasoning':
+      return { label: 'reasoning', tone: 'dim', details: [quote(event.delta)] };
+    case 'assistant.block':
+      return {
+        label: 'assistant block',
+        tone: 'dim',
+        details: [`#${event.index}`, `${event.text.length} chars`],
+      };
+    case 'assistant.final':
+      return { label: 'assistant final', tone: 'green', details: [quote(event.text)] };
+    case 'lane.waited':
+      return {
+        label: 'lane waited',
+        tone: 'yellow',
+        details: [event.lane, `waited ${seconds(event.waitedMs)}`, `position ${event.position}`],
+      };
+    default:
+      return describeMessage(event) ?? describeTool(event) ?? { label: event.type, tone: 'dim', details: [] };
+  }
+}

@@ -1,0 +1,295 @@
+import Database from 'better-sqlite3';
+import { RuntimeError } from '../core/errors.js';
+import type { RuntimeEvent } from '../core/events.js';
+import { createDeltaCoalescer, coalesceMs } from './delta-coalescer.js';
+import { createGroupCommit } from './group-commit.js';
+import { recentLimit, type Ledger, type SessionState, type TurnRecord } from './ledger.js';
+import { acquireWriterLock, type WriterLock } from './sqlite-lock.js';
+import { migrate, schemaVersion } from './sqlite-schema.js';
+import { openRunRow, runCloseRow, inboxRow, sessionRow, turnRow, eventRow } from './sqlite-params.js';
+import {
+  corrupt,
+  toEvent,
+  toInboxRecord,
+  toRunRecord,
+  toSessionRecord,
+  toTurnRecord,
+  type EventRow,
+  type InboxRow,
+  type RunRow,
+  type SessionRow,
+  type TurnRow,
+} from './sqlite-rows.js';
+import { prepareStatements } from './sqlite-statements.js';
+
+/** Options of the SQLite ledger. */
+export interface SqliteLedgerOptions {
+  /** The database file, or ':memory:'. */
+  readonly path: string;
+  /** FULL fsyncs every commit (survives power loss); NORMAL only at checkpoints (survives a crash). @default 'full' */
+  readonly synchronous?: 'full' | 'normal';
+  /** Open an existing file for reading only (the CLI): no lock, no migration, no writes. @default false */
+  readonly readonly?: boolean;
+}
+
+function open(options: SqliteLedgerOptions): { db: Database.Database; lock: WriterLock | undefined } {
+  const { path } = options;
+  if (options.readonly === true) {
+    let db: Database.Database;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true });
+    } catch (error) {
+      throw new RuntimeError('not_found', `no ledger at ${path}`, { cause: error });
+    }
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version !== schemaVersion) {
+      db.close();
+      throw new RuntimeError(
+        'ledger_version',
+        `${path} has schema version ${version}, this agentlanes reads ${schemaVersion}`,
+      );
+    }
+    return { db, lock: undefined };
+  }
+  const lock = path === ':memory:' ? undefined : acquireWriterLock(path);
+  try {
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    db.pragma('busy_timeout = 5000');
+    migrate(db, path);
+    return { db, lock };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+/** Map a constraint failure (a duplicate key) to `invalid_input`; other errors pass through. */
+function constraint(what: string, work: () => void): () => void {
+  return () => {
+    try {
+      work();
+    } catch (error) {
+      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') === true) {
+        throw new RuntimeError('invalid_input', `${what} is already recorded`, { cause: error });
+      }
+      throw error;
+    }
+  };
+}
+
+/**
+ * The embedded ledger on SQLite (better-sqlite3, WAL). Writes are group-committed (one transaction per event-loop
+ * turn), token deltas are stored coalesced, and one process at a time may write a file (`ledger_locked`).
+ */
+export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
+  const { db, lock } = open(options);
+  const sql = prepareStatements(db);
+  const commits = createGroupCommit(db, (flush) => setImmediate(flush));
+  const deltas = createDeltaCoalescer();
+  let closed = false;
+  let lastAppended = (sql.maxCursor.get() as { cursor: number | null }).cursor ?? 0;
+  let drainTimer: NodeJS.Timeout | undefined;
+
+  const refusal = (): RuntimeError | undefined =>
+    closed
+      ? new RuntimeError('runtime_closed', 'the ledger is closed')
+      : options.readonly === true
+        ? new RuntimeError('invalid_input', `${options.path} is open read-only`)
+        : undefined;
+  const write = (work: () => void): Promise<void> => {
+    const refused = refusal();
+    return refused === undefined ? commits.write(work) : Promise.reject(refused);
+  };
+  const writeEvents = (events: readonly RuntimeEvent[]): Promise<void> =>
+    events.length === 0
+      ? Promise.resolve()
+      : write(() => events.forEach((event) => sql.appendEvent.run(eventRow(event))));
+  /** Reads see every earlier write: buffered deltas and queued writes go in first. */
+  const read = <T>(work: () => T): Promise<T> => {
+    if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
+    try {
+      void writeEvents(deltas.drain()).catch(() => undefined);
+      commits.flush();
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  const armDrain = (): void => {
+    drainTimer ??= setTimeout(() => {
+      drainTimer = undefined;
+      if (!closed) void writeEvents(deltas.drain()).catch(() => undefined);
+    }, coalesceMs);
+    drainTimer.unref();
+  };
+
+  function admitted(sessionKey: string): Set<string> {
+    const ids = new Set<string>();
+    for (const row of sql.admittedTurns.all(sessionKey) as { extra: string }[]) {
+      const extra = toTurnRecord({
+        session_key: sessionKey,
+        run_id: '',
+        idx: 0,
+        role: 'user',
+        content: '',
+        at: 0,
+        extra: row.extra,
+      });
+      for (const id of extra.messageIds ?? []) ids.add(id);
+    }
+    return ids;
+  }
+
+  function loadSession(sessionKey: string): SessionState {
+    const row = sql.getSession.get(sessionKey) as SessionRow | undefined;
+    const toRun = (sql.toRun.all(sessionKey) as InboxRow[]).map(toInboxRecord);
+    const steered = toRun.some((record) => record.status === 'steered')
+      ? admitted(sessionKey)
+      : new Set<string>();
+    return {
+      record: row === undefined ? undefined : toSessionRecord(row),
+      lastSeq: (sql.lastSeq.get({ key: sessionKey }) as { seq: number }).seq,
+      lastOrder: (sql.lastOrder.get(sessionKey) as { ord: number | null }).ord ?? 0,
+      pending: toRun.filter((record) => record.status === 'pending' || !steered.has(record.messageId)),
+      recent: (
+        sql.recentIds.all(sessionKey, recentLimit) as { message_id: string; accepted_at: number }[]
+      ).map((row) => [row.message_id, row.accepted_at] as const),
+    };
+  }
+
+  return {
+    getSession: (sessionKey) =>
+      read(() => {
+        const row = sql.getSession.get(sessionKey) as SessionRow | undefined;
+        return row === undefined ? undefined : toSessionRecord(row);
+      }),
+    loadSession: (sessionKey) => read(() => loadSession(sessionKey)),
+    listSessionsWithPending: () =>
+      read(() =>
+        (sql.sessionsToRun.all() as { session_key: string; lowest: string }[])
+          .filter((row) => row.lowest === 'pending' || loadSession(row.session_key).pending.length > 0)
+          .map((row) => row.session_key),
+      ),
+    putSession: (record) => write(() => sql.putSession.run(sessionRow(record))),
+    listSessions: () => read(() => (sql.listSessions.all() as SessionRow[]).map(toSessionRecord)),
+
+    appendMessage: (record) =>
+      write(
+        constraint(`inbox order ${record.order} of "${record.sessionKey}"`, () =>
+          sql.appendMessage.run(inboxRow(record)),
+        ),
+      ),
+    updateMessages: (sessionKey, messageIds, update) =>
+      write(() => {
+        for (const messageId of messageIds) {
+          sql.updateMessage.run({
+            session_key: sessionKey,
+            message_id: messageId,
+            status: update.status,
+            run_id: update.runId ?? null,
+            summary: update.summary ?? null,
+          });
+        }
+      }),
+    listMessages: (sessionKey, statuses) =>
+      read(() => {
+        const records = (sql.listMessages.all(sessionKey) as InboxRow[]).map(toInboxRecord);
+        return statuses === undefined
+          ? records
+          : records.filter((record) => statuses.includes(record.status));
+      }),
+
+    openRun: (record) =>
+      write(constraint(`run "${record.runId}"`, () => sql.openRun.run(openRunRow(record)))),
+    closeRun: (runId, close) =>
+      write(() => {
+        if (sql.closeRun.run(runCloseRow(runId, close)).changes === 0) {
+          throw new RuntimeError('not_found', `no run "${runId}" to close`);
+        }
+      }),
+    getRun: (runId) =>
+      read(() => {
+        const row = sql.getRun.get(runId) as RunRow | undefined;
+        return row === undefined ? undefined : toRunRecord(row);
+      }),
+    listRuns: (sessionKey) => read(() => (sql.listRuns.all(sessionKey) as RunRow[]).map(toRunRecord)),
+    listOpenRuns: () => read(() => (sql.listOpenRuns.all() as RunRow[]).map(toRunRecord)),
+    runText: (runId) =>
+      read(() =>
+        (sql.runDeltas.all(runId) as { body: string }[])
+          .map((row) => {
+            const body = JSON.parse(row.body) as { delta?: unknown };
+            if (typeof body.delta !== 'string')
+              throw corrupt('events', `of run "${runId}"`, 'a delta without text');
+            return body.delta;
+          })
+          .join(''),
+      ),
+
+    appendTurns: (records: readonly TurnRecord[]) =>
+      write(() => records.forEach((record) => sql.appendTurn.run(turnRow(record)))),
+    listTurns: (sessionKey, listOptions) =>
+      read(() => {
+        const last = listOptions?.last;
+        if (last !== undefined && last <= 0) return [];
+        const rows = last === undefined ? sql.listTurns.all(sessionKey) : sql.lastTurns.all(sessionKey, last);
+        return (rows as TurnRow[]).map(toTurnRecord);
+      }),
+
+    appendEvents(events) {
+      const refused = refusal();
+      if (refused !== undefined) return Promise.reject(refused);
+      let previous = lastAppended;
+      for (const event of events) {
+        if (!(event.cursor > previous)) {
+          return Promise.reject(
+            new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`),
+          );
+        }
+        previous = event.cursor;
+      }
+      lastAppended = previous;
+      const now = writeEvents(deltas.take(events));
+      armDrain();
+      return now;
+    },
+    readEvents: (query) =>
+      read(() => {
+        const after = query.after ?? 0;
+        const limit = query.limit ?? -1;
+        const rows =
+          query.sessionKey === undefined
+            ? sql.readEvents.all(after, limit)
+            : sql.readSessionEvents.all(query.sessionKey, after, limit);
+        return (rows as EventRow[]).map(toEvent);
+      }),
+    lastCursor: () =>
+      read(() => {
+        const pruned = Number((sql.getMeta.get('last_cursor') as { value: string } | undefined)?.value ?? 0);
+        return Math.max(pruned, (sql.maxCursor.get() as { cursor: number | null }).cursor ?? 0);
+      }),
+    pruneEvents: (before) =>
+      read(() => {
+        const high = (sql.maxCursor.get() as { cursor: number | null }).cursor ?? 0;
+        return db.transaction(() => {
+          sql.putMeta.run('last_cursor', String(Math.max(high, lastAppended)));
+          sql.markSeqs.run(before);
+          return sql.pruneEvents.run(before).changes;
+        })();
+      }),
+
+    async close() {
+      if (closed) return;
+      if (drainTimer !== undefined) clearTimeout(drainTimer);
+      const last = writeEvents(deltas.drain());
+      commits.flush();
+      await last;
+      closed = true;
+      if (!options.readonly && options.path !== ':memory:') db.pragma('wal_checkpoint(TRUNCATE)');
+      db.close();
+      lock?.release();
+    },
+  };
+}

@@ -1,0 +1,195 @@
+import { RuntimeError } from '../core/errors.js';
+import { errorCodes, type ErrorCode } from '../core/errors.js';
+import { eventTypes, runStatuses, type RuntimeEvent } from '../core/events.js';
+import {
+  inboxStatuses,
+  type InboxRecord,
+  type RunRecord,
+  type SessionRecord,
+  type TurnRecord,
+} from './ledger.js';
+
+/** Raw rows as better-sqlite3 returns them. */
+export interface SessionRow {
+  session_key: string;
+  override: string;
+  snapshot: string | null;
+  epoch: number;
+  last_seq: number;
+  updated_at: number;
+}
+export interface InboxRow {
+  session_key: string;
+  ord: number;
+  message_id: string;
+  text: string;
+  mode: string;
+  status: string;
+  accepted_at: number;
+  sender_id: string | null;
+  channel: string | null;
+  thread: string | null;
+  run_id: string | null;
+  summary: string | null;
+}
+export interface RunRow {
+  run_id: string;
+  session_key: string;
+  status: string;
+  message_ids: string;
+  provider: string;
+  model: string;
+  started_at: number;
+  ended_at: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  text: string;
+}
+export interface TurnRow {
+  session_key: string;
+  run_id: string;
+  idx: number;
+  role: string;
+  content: string;
+  at: number;
+  extra: string | null;
+}
+export interface EventRow {
+  cursor: number;
+  session_key: string;
+  seq: number;
+  type: string;
+  run_id: string | null;
+  at: number;
+  body: string;
+}
+
+const knownEventTypes = new Set<string>(eventTypes);
+const knownInboxStatuses = new Set<string>(inboxStatuses);
+const knownRunStatuses = new Set<string>([...runStatuses, 'running']);
+const knownErrorCodes = new Set<string>(errorCodes);
+
+/** A row that cannot be read: `ledger_corrupt`, naming the table and the row. */
+export function corrupt(table: string, row: string, problem: string): RuntimeError {
+  return new RuntimeError('ledger_corrupt', `${table} row ${row}: ${problem}`, { details: { table, row } });
+}
+
+function parseJson(table: string, row: string, column: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw corrupt(table, row, `${column} is not valid JSON`);
+  }
+}
+
+function optional<K extends string, V>(key: K, value: V | null): { [P in K]?: V } {
+  return (value === null ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+export function toSessionRecord(row: SessionRow): SessionRecord {
+  const name = `"${row.session_key}"`;
+  return {
+    sessionKey: row.session_key,
+    override: parseJson('sessions', name, 'override', row.override) as Record<string, unknown>,
+    snapshot: row.snapshot === null ? undefined : parseJson('sessions', name, 'snapshot', row.snapshot),
+    epoch: row.epoch,
+    lastSeq: row.last_seq,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toInboxRecord(row: InboxRow): InboxRecord {
+  if (!knownInboxStatuses.has(row.status)) {
+    throw corrupt('inbox', `("${row.session_key}", ${row.ord})`, `unknown status "${row.status}"`);
+  }
+  return {
+    sessionKey: row.session_key,
+    messageId: row.message_id,
+    order: row.ord,
+    text: row.text,
+    mode: row.mode,
+    status: row.status as InboxRecord['status'],
+    acceptedAt: row.accepted_at,
+    ...optional('senderId', row.sender_id),
+    ...optional('channel', row.channel),
+    ...optional('thread', row.thread),
+    ...optional('runId', row.run_id),
+    ...optional('summary', row.summary),
+  };
+}
+
+export function toRunRecord(row: RunRow): RunRecord {
+  const name = `"${row.run_id}"`;
+  if (!knownRunStatuses.has(row.status)) throw corrupt('runs', name, `unknown status "${row.status}"`);
+  if (row.error_code !== null && !knownErrorCodes.has(row.error_code)) {
+    throw corrupt('runs', name, `unknown error code "${row.error_code}"`);
+  }
+  const messageIds = parseJson('runs', name, 'message_ids', row.message_ids);
+  if (!Array.isArray(messageIds)) throw corrupt('runs', name, 'message_ids is not a list');
+  return {
+    runId: row.run_id,
+    sessionKey: row.session_key,
+    status: row.status as RunRecord['status'],
+    messageIds: messageIds as string[],
+    provider: row.provider,
+    model: row.model,
+    startedAt: row.started_at,
+    ...optional('endedAt', row.ended_at),
+    ...(row.error_code === null
+      ? {}
+      : { error: { code: row.error_code as ErrorCode, message: row.error_message ?? '' } }),
+    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+    text: row.text,
+  };
+}
+
+/** The columns of a turn that only some turns have, kept as one JSON object. */
+export function turnExtra(turn: TurnRecord): string | null {
+  const { toolCalls, toolCallId, tool, isError, messageIds } = turn;
+  const extra = { toolCalls, toolCallId, tool, isError, messageIds };
+  return Object.values(extra).every((value) => value === undefined) ? null : JSON.stringify(extra);
+}
+
+export function toTurnRecord(row: TurnRow): TurnRecord {
+  if (row.role !== 'user' && row.role !== 'assistant' && row.role !== 'tool') {
+    throw corrupt('turns', `of run "${row.run_id}" #${row.idx}`, `unknown role "${row.role}"`);
+  }
+  const extra =
+    row.extra === null
+      ? {}
+      : (parseJson('turns', `of run "${row.run_id}" #${row.idx}`, 'extra', row.extra) as Partial<TurnRecord>);
+  return {
+    sessionKey: row.session_key,
+    runId: row.run_id,
+    index: row.idx,
+    role: row.role,
+    content: row.content,
+    at: row.at,
+    ...extra,
+  };
+}
+
+/** The body column: the event without its envelope fields. */
+export function eventBody(event: RuntimeEvent): string {
+  const { type: _type, sessionKey: _key, seq: _seq, cursor: _cursor, at: _at, runId: _run, ...body } = event;
+  return JSON.stringify(body);
+}
+
+export function toEvent(row: EventRow): RuntimeEvent {
+  if (!knownEventTypes.has(row.type))
+    throw corrupt('events', `cursor ${row.cursor}`, `unknown type "${row.type}"`);
+  const body = parseJson('events', `cursor ${row.cursor}`, 'body', row.body);
+  if (typeof body !== 'object' || body === null)
+    throw corrupt('events', `cursor ${row.cursor}`, 'body is not an object');
+  return {
+    type: row.type,
+    sessionKey: row.session_key,
+    seq: row.seq,
+    cursor: row.cursor,
+    at: row.at,
+    ...optional('runId', row.run_id),
+    ...body,
+  } as RuntimeEvent;
+}

@@ -1,0 +1,126 @@
+import type Database from 'better-sqlite3';
+import { RuntimeError } from '../core/errors.js';
+
+/** Schema changes, in order; `PRAGMA user_version` records how many have been applied. */
+const migrations: readonly string[] = [
+  `
+  CREATE TABLE sessions (
+    session_key TEXT PRIMARY KEY,
+    override TEXT NOT NULL,
+    snapshot TEXT,
+    epoch INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE inbox (
+    session_key TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    status TEXT NOT NULL,
+    accepted_at INTEGER NOT NULL,
+    sender_id TEXT,
+    channel TEXT,
+    thread TEXT,
+    run_id TEXT,
+    summary TEXT,
+    PRIMARY KEY (session_key, ord)
+  ) WITHOUT ROWID;
+  CREATE INDEX inbox_by_message ON inbox (session_key, message_id, ord);
+  CREATE INDEX inbox_to_run ON inbox (session_key, ord) WHERE status IN ('pending', 'steered');
+  CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    message_ids TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    error_code TEXT,
+    error_message TEXT,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost REAL,
+    text TEXT NOT NULL
+  );
+  CREATE INDEX runs_by_session ON runs (session_key);
+  CREATE INDEX runs_open ON runs (status) WHERE status = 'running';
+  CREATE TABLE turns (
+    id INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    extra TEXT
+  );
+  CREATE INDEX turns_by_session ON turns (session_key, id);
+  CREATE TABLE events (
+    cursor INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    run_id TEXT,
+    at INTEGER NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE INDEX events_by_session ON events (session_key, cursor);
+  CREATE INDEX events_by_run ON events (run_id, cursor) WHERE type = 'assistant.delta';
+  CREATE INDEX events_by_time ON events (at);
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE seq_marks (session_key TEXT PRIMARY KEY, last_seq INTEGER NOT NULL);
+  CREATE TABLE auth_profiles (
+    profile_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE approvals (
+    tool_call_id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT NOT NULL,
+    status TEXT NOT NULL,
+    decision TEXT,
+    requested_at INTEGER NOT NULL,
+    resolved_at INTEGER
+  );
+  CREATE TABLE deferred_calls (
+    tool_call_id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    requested_at INTEGER NOT NULL,
+    resolved_at INTEGER
+  );
+  `,
+];
+
+/** The schema version this build writes. */
+export const schemaVersion = migrations.length;
+
+/**
+ * Bring the database to `schemaVersion`, one migration per transaction. A database written by a newer
+ * agentlanes is refused with `ledger_version`: guessing at an unknown schema could lose data.
+ */
+export function migrate(db: Database.Database, path: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > schemaVersion) {
+    throw new RuntimeError(
+      'ledger_version',
+      `${path} has schema version ${current}, newer than this agentlanes supports (${schemaVersion}); upgrade agentlanes`,
+    );
+  }
+  for (let version = current; version < schemaVersion; version++) {
+    db.transaction(() => {
+      db.exec(migrations[version] as string);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,122 @@
+import type Database from 'better-sqlite3';
+
+/** Every statement the SQLite ledger runs, prepared once. */
+export function prepareStatements(db: Database.Database): Record<StatementName, Database.Statement> {
+  const prepare = (sql: string): Database.Statement => db.prepare(sql);
+  return {
+    getSession: prepare('SELECT * FROM sessions WHERE session_key = ?'),
+    putSession: prepare(
+      `INSERT INTO sessions (session_key, override, snapshot, epoch, last_seq, updated_at)
+       VALUES (@session_key, @override, @snapshot, @epoch, @last_seq, @updated_at)
+       ON CONFLICT (session_key) DO UPDATE SET override = excluded.override, snapshot = excluded.snapshot,
+         epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
+    ),
+    listSessions: prepare('SELECT * FROM sessions'),
+    lastSeq: prepare(
+      `SELECT max(coalesce((SELECT seq FROM events WHERE session_key = @key ORDER BY cursor DESC LIMIT 1), 0),
+         coalesce((SELECT last_seq FROM seq_marks WHERE session_key = @key), 0)) AS seq`,
+    ),
+    markSeqs: prepare(
+      `INSERT INTO seq_marks (session_key, last_seq) SELECT session_key, max(seq) FROM events WHERE at < ? GROUP BY session_key
+       ON CONFLICT (session_key) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)`,
+    ),
+    lastOrder: prepare('SELECT max(ord) AS ord FROM inbox WHERE session_key = ?'),
+    toRun: prepare(
+      "SELECT * FROM inbox WHERE session_key = ? AND status IN ('pending', 'steered') ORDER BY ord",
+    ),
+    sessionsToRun: prepare(
+      "SELECT session_key, min(status) AS lowest FROM inbox WHERE status IN ('pending', 'steered') GROUP BY session_key",
+    ),
+    admittedTurns: prepare(
+      "SELECT extra FROM turns WHERE session_key = ? AND role = 'user' AND extra IS NOT NULL",
+    ),
+    recentIds: prepare(
+      'SELECT message_id, accepted_at FROM (SELECT * FROM inbox WHERE session_key = ? ORDER BY ord DESC LIMIT ?) ORDER BY ord',
+    ),
+    appendMessage: prepare(
+      `INSERT INTO inbox (session_key, ord, message_id, text, mode, status, accepted_at, sender_id, channel, thread,
+         run_id, summary)
+       VALUES (@session_key, @ord, @message_id, @text, @mode, @status, @accepted_at, @sender_id, @channel, @thread,
+         @run_id, @summary)`,
+    ),
+    updateMessage: prepare(
+      `UPDATE inbox SET status = @status, run_id = coalesce(@run_id, run_id), summary = coalesce(@summary, summary)
+       WHERE session_key = @session_key
+         AND ord = (SELECT max(ord) FROM inbox WHERE session_key = @session_key AND message_id = @message_id)`,
+    ),
+    listMessages: prepare('SELECT * FROM inbox WHERE session_key = ? ORDER BY ord'),
+    openRun: prepare(
+      `INSERT INTO runs (run_id, session_key, status, message_ids, provider, model, started_at, ended_at, error_code,
+         error_message, input_tokens, output_tokens, text)
+       VALUES (@run_id, @session_key, @status, @message_ids, @provider, @model, @started_at, @ended_at, @error_code,
+         @error_message, @input_tokens, @output_tokens, @text)`,
+    ),
+    closeRun: prepare(
+      `UPDATE runs SET status = @status, ended_at = @ended_at, text = @text, input_tokens = @input_tokens,
+         output_tokens = @output_tokens, error_code = @error_code, error_message = @error_message
+       WHERE run_id = @run_id`,
+    ),
+    getRun: prepare('SELECT * FROM runs WHERE run_id = ?'),
+    listRuns: prepare('SELECT * FROM runs WHERE session_key = ? ORDER BY rowid'),
+    listOpenRuns: prepare("SELECT * FROM runs WHERE status = 'running' ORDER BY rowid"),
+    runDeltas: prepare(
+      "SELECT body FROM events WHERE run_id = ? AND type = 'assistant.delta' ORDER BY cursor",
+    ),
+    appendTurn: prepare(
+      `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
+       VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
+    ),
+    listTurns: prepare('SELECT * FROM turns WHERE session_key = ? ORDER BY id'),
+    lastTurns: prepare(
+      'SELECT * FROM (SELECT * FROM turns WHERE session_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
+    ),
+    appendEvent: prepare(
+      `INSERT INTO events (cursor, session_key, seq, type, run_id, at, body)
+       VALUES (@cursor, @session_key, @seq, @type, @run_id, @at, @body)`,
+    ),
+    readEvents: prepare('SELECT * FROM events WHERE cursor > ? ORDER BY cursor LIMIT ?'),
+    readSessionEvents: prepare(
+      'SELECT * FROM events WHERE session_key = ? AND cursor > ? ORDER BY cursor LIMIT ?',
+    ),
+    maxCursor: prepare('SELECT max(cursor) AS cursor FROM events'),
+    getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
+    putMeta: prepare(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
+    pruneEvents: prepare('DELETE FROM events WHERE at < ?'),
+  };
+}
+
+/** The prepared statements of one database. */
+export type Statements = ReturnType<typeof prepareStatements>;
+
+type StatementName =
+  | 'getSession'
+  | 'putSession'
+  | 'listSessions'
+  | 'lastSeq'
+  | 'lastOrder'
+  | 'toRun'
+  | 'sessionsToRun'
+  | 'admittedTurns'
+  | 'appendMessage'
+  | 'updateMessage'
+  | 'listMessages'
+  | 'openRun'
+  | 'closeRun'
+  | 'getRun'
+  | 'listRuns'
+  | 'listOpenRuns'
+  | 'runDeltas'
+  | 'appendTurn'
+  | 'listTurns'
+  | 'lastTurns'
+  | 'appendEvent'
+  | 'readEvents'
+  | 'readSessionEvents'
+  | 'maxCursor'
+  | 'getMeta'
+  | 'putMeta'
+  | 'pruneEvents'
+  | 'markSeqs'
+  | 'recentIds';

@@ -1,0 +1,94 @@
+import type { RuntimeEvent } from '../../src/core/events.js';
+import type { InboxRecord, Ledger, RunRecord, SessionRecord, TurnRecord } from '../../src/ledger/index.js';
+
+/** How an area's tests reach the ledger the contract made for the current test. */
+export type CurrentLedger = () => Ledger;
+
+export function session(sessionKey: string, extra: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    sessionKey,
+    override: { mode: 'collect', debounceMs: 1000 },
+    snapshot: {
+      value: 'idle',
+      context: { queue: [{ messageId: 'm1', deadline: 5000 }], flags: [true, null] },
+    },
+    epoch: 1,
+    lastSeq: 7,
+    updatedAt: 1000,
+    ...extra,
+  };
+}
+
+export function message(sessionKey: string, messageId: string, order: number): InboxRecord {
+  return {
+    sessionKey,
+    messageId,
+    order,
+    text: `text ${messageId}`,
+    mode: 'collect',
+    status: 'pending',
+    acceptedAt: 100 + order,
+  };
+}
+
+export function run(sessionKey: string, runId: string, startedAt = 100): RunRecord {
+  return {
+    runId,
+    sessionKey,
+    status: 'running',
+    messageIds: ['m1', 'm2'],
+    provider: 'scripted',
+    model: 'test-model',
+    startedAt,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    text: '',
+  };
+}
+
+export function turn(
+  sessionKey: string,
+  runId: string,
+  index: number,
+  extra: Partial<TurnRecord> = {},
+): TurnRecord {
+  return { sessionKey, runId, index, role: 'assistant', content: `turn ${index}`, at: 200 + index, ...extra };
+}
+
+/**
+ * A non-delta event, recorded at `at` (default 1000 + cursor). Tests that check exact events, counts or
+ * cursors use these: an implementation may store consecutive `assistant.delta` events of a run coalesced.
+ */
+export function event(cursor: number, sessionKey: string, seq: number, at = 1000 + cursor): RuntimeEvent {
+  return { type: 'message.queued', sessionKey, seq, cursor, at, messageId: `m${cursor}`, position: seq };
+}
+
+/** An `assistant.delta` event of `runId`; read back, only its text (concatenated per run) is pinned. */
+export function delta(
+  cursor: number,
+  sessionKey: string,
+  seq: number,
+  runId: string,
+  text: string,
+): RuntimeEvent {
+  return { type: 'assistant.delta', sessionKey, seq, cursor, at: 1000 + cursor, runId, delta: text };
+}
+
+/** The events that are not `assistant.delta` or `assistant.reasoning` (those may be stored coalesced). */
+export function withoutDeltas(events: readonly RuntimeEvent[]): RuntimeEvent[] {
+  return events.filter((item) => item.type !== 'assistant.delta' && item.type !== 'assistant.reasoning');
+}
+
+/** The concatenated `assistant.delta` text of `runId` among `events`. */
+export function deltaText(events: readonly RuntimeEvent[], runId: string): string {
+  let text = '';
+  for (const item of events) if (item.type === 'assistant.delta' && item.runId === runId) text += item.delta;
+  return text;
+}
+
+/** What a promise rejected with (undefined when it resolved). */
+export async function errorOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}

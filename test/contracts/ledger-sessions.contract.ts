@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { type CurrentLedger, session } from './ledger-fixtures.contract.js';
+
+/** Sessions: put, get, list. */
+export function describeSessionsContract(current: CurrentLedger): void {
+  describe('sessions', () => {
+    it('returns undefined when the session was never put', async () => {
+      expect(await current().getSession('nobody')).toBeUndefined();
+    });
+
+    it('round-trips a session when it is put then read', async () => {
+      await current().putSession(session('s1'));
+      expect(await current().getSession('s1')).toEqual(session('s1'));
+    });
+
+    it('keeps an undefined snapshot undefined when none was taken', async () => {
+      await current().putSession(session('s1', { snapshot: undefined }));
+      expect((await current().getSession('s1'))?.snapshot).toBeUndefined();
+    });
+
+    it('overwrites the session when it is put again', async () => {
+      const ledger = current();
+      await ledger.putSession(session('s1'));
+      const next = session('s1', { override: {}, snapshot: { value: 'running' }, epoch: 2, lastSeq: 9 });
+      await ledger.putSession(next);
+      expect(await ledger.getSession('s1')).toEqual(next);
+      expect(await ledger.listSessions()).toHaveLength(1);
+    });
+
+    it('lists every session when several were put', async () => {
+      const ledger = current();
+      await ledger.putSession(session('b'));
+      await ledger.putSession(session('a', { epoch: 3 }));
+      const keys = (await ledger.listSessions()).map((record) => record.sessionKey).sort();
+      expect(keys).toEqual(['a', 'b']);
+    });
+
+    it('keeps its own copy when the caller mutates the record after putting it', async () => {
+      const record = session('s1');
+      await current().putSession(record);
+      (record.snapshot as { value: string }).value = 'mutated';
+      (record.override as Record<string, unknown>)['mode'] = 'mutated';
+      expect(await current().getSession('s1')).toEqual(session('s1'));
+    });
+  });
+}

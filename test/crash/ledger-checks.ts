@@ -1,0 +1,154 @@
+import { createSqliteLedger, type InboxRecord, type RunRecord, type RuntimeEvent } from 'agentlanes';
+
+/** What the test saw the children acknowledge, and which runs each kill left open in the file. */
+export interface Observed {
+  readonly sessions: readonly string[];
+  /** Message id -> the child's ack line (written only after send() resolved). */
+  readonly acked: ReadonlyMap<string, { readonly disposition: string; readonly runId?: string }>;
+  /** Message ids whose queue.cancel() resolved true. */
+  readonly cancelled: ReadonlySet<string>;
+  /** Runs still `running` in the file right after some SIGKILL. */
+  readonly leftOpen: ReadonlySet<string>;
+}
+
+/** The per-session sequence number of a test message id (`s3-m17` -> 17). */
+function sequenceOf(messageId: string): number {
+  return Number(messageId.slice(messageId.lastIndexOf('-m') + 2));
+}
+
+const consumedStatuses = new Set(['consumed', 'collected']);
+const refusedStatuses = new Set(['dropped', 'cancelled']);
+
+function checkInbox(
+  key: string,
+  messages: readonly InboxRecord[],
+  runs: readonly RunRecord[],
+  observed: Observed,
+): string[] {
+  const violations: string[] = [];
+  const takenBy = new Map<string, string[]>();
+  for (const run of runs) {
+    for (const id of run.messageIds) takenBy.set(id, [...(takenBy.get(id) ?? []), run.runId]);
+  }
+  const inbox = new Map<string, InboxRecord>();
+  for (const message of messages) {
+    if (inbox.has(message.messageId)) violations.push(`${key}: ${message.messageId} is in the inbox twice`);
+    inbox.set(message.messageId, message);
+    const takers = takenBy.get(message.messageId) ?? [];
+    if (consumedStatuses.has(message.status)) {
+      if (takers.length !== 1 || takers[0] !== message.runId)
+        violations.push(
+          `${key}: ${message.messageId} is ${message.status} by ${message.runId} but in runs [${takers.join(', ')}]`,
+        );
+    } else if (refusedStatuses.has(message.status)) {
+      if (takers.length > 0)
+        violations.push(
+          `${key}: ${message.messageId} is ${message.status} but ran in [${takers.join(', ')}]`,
+        );
+    } else {
+      violations.push(`${key}: ${message.messageId} is still ${message.status} at the end`);
+    }
+  }
+  for (const [id, takers] of takenBy) {
+    if (!inbox.has(id))
+      violations.push(`${key}: runs [${takers.join(', ')}] ran ${id}, which is not in the inbox`);
+  }
+  for (const [id, ack] of observed.acked) {
+    if (!id.startsWith(`${key}-m`)) continue;
+    const record = inbox.get(id);
+    if (!['started', 'queued', 'collected'].includes(ack.disposition))
+      violations.push(
+        `${key}: ${id} was answered ${ack.disposition} (followup/collect, no cap refusals expected)`,
+      );
+    if (record === undefined)
+      violations.push(`${key}: acknowledged ${id} (${ack.disposition}) is not in the inbox`);
+    if (ack.runId !== undefined && !(takenBy.get(id) ?? []).includes(ack.runId))
+      violations.push(`${key}: ${id} was acknowledged as started by ${ack.runId}, which did not run it`);
+  }
+  for (const id of observed.cancelled) {
+    if (!id.startsWith(`${key}-m`)) continue;
+    const status = inbox.get(id)?.status;
+    if (status !== 'cancelled')
+      violations.push(`${key}: ${id} was cancelled (acknowledged) but is ${status}`);
+  }
+  return violations;
+}
+
+function checkRuns(
+  key: string,
+  runs: readonly RunRecord[],
+  events: readonly RuntimeEvent[],
+  observed: Observed,
+) {
+  const violations: string[] = [];
+  const order = runs.flatMap((run) => run.messageIds);
+  for (let index = 1; index < order.length; index++) {
+    const [before, after] = [order[index - 1] as string, order[index] as string];
+    if (sequenceOf(after) <= sequenceOf(before)) violations.push(`${key}: ${after} ran after ${before}`);
+  }
+  runs.forEach((run, index) => {
+    const next = runs[index + 1];
+    if (run.status === 'running') violations.push(`${key}: run ${run.runId} is still running at the end`);
+    else if (next !== undefined && (run.endedAt === undefined || run.endedAt > next.startedAt))
+      violations.push(
+        `${key}: run ${run.runId} (${run.startedAt}..${run.endedAt}) overlaps the next run ${next.runId} (from ${next.startedAt})`,
+      );
+    if (observed.leftOpen.has(run.runId) !== (run.status === 'crashed'))
+      violations.push(
+        `${key}: run ${run.runId} is ${run.status}, but ${observed.leftOpen.has(run.runId) ? 'a kill left it open' : 'no kill left it open'}`,
+      );
+  });
+  for (const run of runs) {
+    const ended = events.filter((event) => event.type === 'run.ended' && event.runId === run.runId);
+    if (ended.length > 1) violations.push(`${key}: run ${run.runId} has ${ended.length} run.ended events`);
+    if (run.status !== 'crashed') continue;
+    const [event] = ended;
+    if (event?.type !== 'run.ended' || event.status !== 'crashed' || event.text !== run.text)
+      violations.push(
+        `${key}: crashed run ${run.runId} has no matching run.ended event (${JSON.stringify(event)})`,
+      );
+    const streamed = events
+      .filter((delta) => delta.type === 'assistant.delta' && delta.runId === run.runId)
+      .map((delta) => (delta.type === 'assistant.delta' ? delta.delta : ''))
+      .join('');
+    if (streamed !== run.text)
+      violations.push(
+        `${key}: crashed run ${run.runId} recorded text ${JSON.stringify(run.text)}, streamed ${JSON.stringify(streamed)}`,
+      );
+  }
+  return violations;
+}
+
+/** Everything the file breaks of the durability promise, as readable lines (empty when it keeps it). */
+export async function findViolations(
+  dbPath: string,
+  observed: Observed,
+): Promise<{ violations: string[]; crashedRuns: number; runs: number; messages: number }> {
+  const ledger = createSqliteLedger({ path: dbPath, readonly: true });
+  try {
+    const violations: string[] = [];
+    let crashedRuns = 0;
+    let runCount = 0;
+    let messageCount = 0;
+    const allRunIds = new Set<string>();
+    for (const key of observed.sessions) {
+      const messages = await ledger.listMessages(key);
+      const runs = await ledger.listRuns(key);
+      const events = await ledger.readEvents({ sessionKey: key });
+      violations.push(
+        ...checkInbox(key, messages, runs, observed),
+        ...checkRuns(key, runs, events, observed),
+      );
+      crashedRuns += runs.filter((run) => run.status === 'crashed').length;
+      runCount += runs.length;
+      messageCount += messages.length;
+      for (const run of runs) allRunIds.add(run.runId);
+    }
+    for (const runId of observed.leftOpen) {
+      if (!allRunIds.has(runId)) violations.push(`run ${runId}, left open by a kill, is gone`);
+    }
+    return { violations, crashedRuns, runs: runCount, messages: messageCount };
+  } finally {
+    await ledger.close();
+  }
+}
