@@ -1,88 +1,86 @@
 import type Database from 'better-sqlite3';
 
-interface Write {
-  readonly work: () => void;
+/** Commits the writes of one event-loop turn in one transaction. */
+export interface GroupCommit {
+  /**
+   * Run `work` (synchronous SQL) now, inside this turn's transaction; resolves once that transaction committed.
+   * A write that fails rejects alone and leaves nothing behind: one statement is atomic in SQLite, and work of
+   * several statements (`statements: 'many'`) runs in its own savepoint.
+   */
+  write(work: () => void, statements?: 'one' | 'many'): Promise<void>;
+  /** Commit the open transaction now (close, and anything that must be durable before going on). */
+  commit(): void;
+  readonly open: boolean;
+}
+
+interface Waiter {
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
 }
 
-/** Queues writes and commits them in one transaction per event-loop turn. */
-export interface GroupCommit {
-  /** Queue `work` (synchronous SQL); resolves once its transaction committed, rejects if it failed. */
-  write(work: () => void): Promise<void>;
-  /** Commit what is queued now (reads call this first, so they see every earlier write). */
-  flush(): void;
-  readonly queued: number;
-}
+/**
+ * A turn that never yields (work chained on promises alone starves setImmediate) would keep its transaction open
+ * and its writers waiting: past this age or size the batch commits at its next write instead.
+ */
+const maxBatchMs = 2;
+const maxBatchWrites = 512;
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
 /**
- * Group commit: every write of one event-loop turn goes into one transaction, so a FULL-synchronous commit
- * (an fsync) is paid once per turn instead of once per row. A failing write must not take the others down:
- * when the batch fails, it is replayed with each write in its own savepoint, and only the failing ones reject.
+ * Group commit: the first write of an event-loop turn opens a transaction, every write of the turn runs in it
+ * at once, and one COMMIT at the end of the turn (one fsync under synchronous FULL) makes them all durable and
+ * resolves their promises (a batch also commits once it is 2 ms old or 512 writes long). Reads on the same connection see the writes without committing them, so a read never
+ * forces an fsync. If COMMIT fails, the whole turn is rolled back and every write of it rejects.
  */
-export function createGroupCommit(db: Database.Database, schedule: (flush: () => void) => void): GroupCommit {
-  let queue: Write[] = [];
-  let scheduled = false;
+export function createGroupCommit(
+  db: Database.Database,
+  schedule: (commit: () => void) => void,
+): GroupCommit {
+  let waiters: Waiter[] = [];
+  let open = false;
+  let openedAt = 0;
   const inSavepoint = db.transaction((work: () => void) => work());
 
-  function commitEach(batch: readonly Write[]): (Error | undefined)[] {
-    const outcomes: (Error | undefined)[] = [];
-    db.transaction(() => {
-      for (const write of batch) {
-        try {
-          inSavepoint(write.work);
-          outcomes.push(undefined);
-        } catch (error) {
-          outcomes.push(asError(error));
-        }
-      }
-    })();
-    return outcomes;
-  }
-
-  function flush(): void {
-    scheduled = false;
-    if (queue.length === 0) return;
-    const batch = queue;
-    queue = [];
-    let outcomes: (Error | undefined)[];
+  function commit(): void {
+    if (!open) return;
+    const batch = waiters;
+    waiters = [];
+    open = false;
     try {
-      db.transaction(() => {
-        for (const write of batch) write.work();
-      })();
-      outcomes = [];
-    } catch {
-      try {
-        outcomes = commitEach(batch);
-      } catch (error) {
-        const failure = asError(error);
-        outcomes = batch.map(() => failure);
-      }
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      const failure = asError(error);
+      for (const waiter of batch) waiter.reject(failure);
+      return;
     }
-    batch.forEach((write, index) => {
-      const failure = outcomes[index];
-      if (failure === undefined) write.resolve();
-      else write.reject(failure);
-    });
+    for (const waiter of batch) waiter.resolve();
   }
 
   return {
-    write(work) {
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ work, resolve, reject });
-        if (!scheduled) {
-          scheduled = true;
-          schedule(flush);
-        }
-      });
+    write(work, statements = 'many') {
+      if (!open) {
+        db.exec('BEGIN IMMEDIATE');
+        open = true;
+        openedAt = performance.now();
+        schedule(commit);
+      }
+      try {
+        if (statements === 'one') work();
+        else inSavepoint(work);
+      } catch (error) {
+        return Promise.reject(asError(error));
+      }
+      const done = new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
+      if (waiters.length >= maxBatchWrites || performance.now() - openedAt >= maxBatchMs) commit();
+      return done;
     },
-    flush,
-    get queued() {
-      return queue.length;
+    commit,
+    get open() {
+      return open;
     },
   };
 }

@@ -98,20 +98,19 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       : options.readonly === true
         ? new RuntimeError('invalid_input', `${options.path} is open read-only`)
         : undefined;
-  const write = (work: () => void): Promise<void> => {
+  const write = (work: () => void, statements: 'one' | 'many' = 'many'): Promise<void> => {
     const refused = refusal();
-    return refused === undefined ? commits.write(work) : Promise.reject(refused);
+    return refused === undefined ? commits.write(work, statements) : Promise.reject(refused);
   };
   const writeEvents = (events: readonly RuntimeEvent[]): Promise<void> =>
     events.length === 0
       ? Promise.resolve()
       : write(() => events.forEach((event) => sql.appendEvent.run(eventRow(event))));
-  /** Reads see every earlier write: buffered deltas and queued writes go in first. */
+  /** Reads see every earlier write: they run in the open transaction, after buffered deltas went in. */
   const read = <T>(work: () => T): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
       void writeEvents(deltas.drain()).catch(() => undefined);
-      commits.flush();
       return Promise.resolve(work());
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -172,7 +171,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
           .filter((row) => row.lowest === 'pending' || loadSession(row.session_key).pending.length > 0)
           .map((row) => row.session_key),
       ),
-    putSession: (record) => write(() => sql.putSession.run(sessionRow(record))),
+    putSession: (record) => write(() => sql.putSession.run(sessionRow(record)), 'one'),
     listSessions: () => read(() => (sql.listSessions.all() as SessionRow[]).map(toSessionRecord)),
 
     appendMessage: (record) =>
@@ -208,7 +207,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
         if (sql.closeRun.run(runCloseRow(runId, close)).changes === 0) {
           throw new RuntimeError('not_found', `no run "${runId}" to close`);
         }
-      }),
+      }, 'one'),
     getRun: (runId) =>
       read(() => {
         const row = sql.getRun.get(runId) as RunRow | undefined;
@@ -229,7 +228,10 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       ),
 
     appendTurns: (records: readonly TurnRecord[]) =>
-      write(() => records.forEach((record) => sql.appendTurn.run(turnRow(record)))),
+      write(
+        () => records.forEach((record) => sql.appendTurn.run(turnRow(record))),
+        records.length === 1 ? 'one' : 'many',
+      ),
     listTurns: (sessionKey, listOptions) =>
       read(() => {
         const last = listOptions?.last;
@@ -284,7 +286,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       if (closed) return;
       if (drainTimer !== undefined) clearTimeout(drainTimer);
       const last = writeEvents(deltas.drain());
-      commits.flush();
+      commits.commit();
       await last;
       closed = true;
       if (!options.readonly && options.path !== ':memory:') db.pragma('wal_checkpoint(TRUNCATE)');
