@@ -12,6 +12,7 @@ const usage = `usage: agentlanes <command> [options]
 commands:
   demo                 a simulated chat channel on the scripted model, with a live view and a closing table
                        --users N (24)  --seed N (7)  --token-delay MS (25)
+                       --db PATH (a fresh file in the temp folder; an existing file there is replaced)
   sessions             every session in the ledger: key, state, runs, queued, last activity
                        --db PATH (./agentlanes.db)
   replay <sessionKey>  the session's recorded events as a timeline
@@ -45,7 +46,12 @@ function isUsageError(error: unknown): error is Error {
 async function demo(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { users: { type: 'string' }, seed: { type: 'string' }, 'token-delay': { type: 'string' } },
+    options: {
+      users: { type: 'string' },
+      seed: { type: 'string' },
+      'token-delay': { type: 'string' },
+      db: { type: 'string' },
+    },
     strict: true,
   });
   const users = positiveInt('users', values.users, 24);
@@ -54,6 +60,7 @@ async function demo(args: string[]): Promise<number> {
     users,
     seed: positiveInt('seed', values.seed, 7),
     tokenDelayMs: positiveInt('token-delay', values['token-delay'], 25),
+    ...(values.db === undefined ? {} : { path: values.db }),
     output: process.stdout,
   });
   return lost === 0 ? 0 : 1;

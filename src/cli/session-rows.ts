@@ -45,11 +45,11 @@ async function describeSession(
     ledger.listMessages(key),
   ]);
   const queued = state.pending.length;
-  const lastActivity = latest([
-    messages[messages.length - 1]?.acceptedAt,
-    ...runs.map((run) => run.endedAt ?? run.startedAt),
-    updatedAt,
-  ]);
+  // Activity is what the chat did; the session row's time only counts when nothing else is known (closing the
+  // runtime rewrites every session row, which would make all sessions look equally recent).
+  const lastActivity =
+    latest([messages[messages.length - 1]?.acceptedAt, ...runs.map((run) => run.endedAt ?? run.startedAt)]) ??
+    updatedAt;
   return {
     key,
     state: runs.some((run) => run.status === 'running') ? 'running' : queued > 0 ? 'queued' : 'idle',

@@ -35,11 +35,16 @@ describe('agentlanes (bin)', () => {
     const sessions = await cli(['sessions', '--db', path]);
     expect(sessions).toMatchObject({ code: 0, stderr: '' });
     const closedAt = new Date(t0 + 5_035).toISOString();
+    // Carol's hanging run was ended when the runtime closed: the latest activity, so her row comes first.
     expect(sessions.stdout.split('\n').slice(0, 2)).toEqual([
       'key             state   runs  queued  last activity',
-      `telegram:alice  idle       3       0  ${closedAt}`,
+      `telegram:carol  queued     1       1  ${closedAt}`,
     ]);
-    expect(sessions.stdout).toContain(`telegram:carol  queued     1       1  ${closedAt}\n`);
+    // Four runs here, three on the memory ledger: on SQLite send() resolves after the commit, by which time the
+    // zero-latency run of a3 has ended, so a4 starts a run of its own instead of joining a collect batch.
+    expect(sessions.stdout).toContain(
+      `telegram:alice  idle       4       0  ${new Date(t0 + 2_105).toISOString()}\n`,
+    );
 
     const replay = await cli(['replay', 'telegram:bob', '--db', path]);
     expect(replay).toEqual({
@@ -47,8 +52,8 @@ describe('agentlanes (bin)', () => {
       stderr: '',
       stdout: [
         '  +0.000s  message received   b1  collect -> started  "stop me"',
-        '  +0.000s  run started        run_4  messages b1  scripted/m',
-        '  +0.500s  run ended          run_4  aborted  cancelled  0.500s  tokens 0 in / 0 out',
+        '  +0.000s  run started        run_5  messages b1  scripted/m',
+        '  +0.500s  run ended          run_5  aborted  cancelled  0.500s  tokens 0 in / 0 out',
         '',
       ].join('\n'),
     });

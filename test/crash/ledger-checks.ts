@@ -62,7 +62,9 @@ function checkInbox(
       );
     if (record === undefined)
       violations.push(`${key}: acknowledged ${id} (${ack.disposition}) is not in the inbox`);
-    if (ack.runId !== undefined && !(takenBy.get(id) ?? []).includes(ack.runId))
+    // A run waiting in a lane is not in the ledger yet: if a kill came first, the message runs again under a new id.
+    const started = runs.find((run) => run.runId === ack.runId);
+    if (started !== undefined && !started.messageIds.includes(id))
       violations.push(`${key}: ${id} was acknowledged as started by ${ack.runId}, which did not run it`);
   }
   for (const id of observed.cancelled) {

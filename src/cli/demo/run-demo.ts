@@ -1,6 +1,9 @@
 import { systemClock } from '../../core/clock.js';
 import { seededRandom } from '../../core/ids.js';
-import { createMemoryLedger } from '../../ledger/memory-ledger.js';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSqliteLedger } from '../../ledger/sqlite-ledger.js';
 import { createRuntime } from '../../runtime/create-runtime.js';
 import { defineTool } from '../../tools/define-tool.js';
 import { z } from 'zod';
@@ -17,18 +20,22 @@ export interface DemoOptions {
   readonly seed: number;
   /** Milliseconds between streamed tokens. @default 25 */
   readonly tokenDelayMs: number;
+  /** The SQLite file the demo records to (replaced if it exists). @default agentlanes-demo.db in the temp folder */
+  readonly path?: string;
   readonly output: NodeJS.WriteStream;
 }
 
 /**
  * `agentlanes demo`: a simulated chat channel on the scripted model — users sending bursts (collect), steering
- * mid-stream, one interrupt, one /stop, one waitForEnd — with a live view and a closing table whose `lost` is
- * computed by checking every accepted message against the ledger. Resolves with the number of lost messages.
+ * mid-stream, one interrupt, one /stop, one waitForEnd — recorded in a SQLite ledger, with a live view and a
+ * closing table whose `lost` is computed by checking every accepted message against the file read back. Resolves with the number of lost messages.
  */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const clock = systemClock;
   const random = seededRandom(options.seed);
-  const ledger = createMemoryLedger();
+  const path = options.path ?? join(tmpdir(), 'agentlanes-demo.db');
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-lock`]) rmSync(file, { force: true });
+  const ledger = createSqliteLedger({ path });
   const lookupOrder = defineTool({
     name: 'lookup_order',
     description: 'Look up an order by id',
@@ -81,15 +88,20 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   }
   view.draw(sessions, counts, clock.now() - started);
   view.done();
-  const lost = await findLost(ledger, log);
   await runtime.close();
   stopEvents.abort();
   await following;
+  await ledger.close();
+  // The no-loss check reads the file back: what counts is what is durable.
+  const record = createSqliteLedger({ path, readonly: true });
+  const lost = await findLost(record, log);
+  await record.close();
   const output = options.output;
   output.write('\n');
   for (const line of log.waits) output.write(`${line}\n`);
   for (const line of closingTable(counts, log, lost.length, (clock.now() - started) / 1000))
     output.write(`${line}\n`);
   if (lost.length > 0) output.write(`lost messages: ${lost.join(', ')}\n`);
+  output.write(`\nrecorded in ${path}; try: npx agentlanes replay demo:user-01 --db ${path}\n`);
   return lost.length;
 }
