@@ -27,21 +27,10 @@ export async function recoverAtStart(deps: {
 }): Promise<void> {
   const { ledger, clock, bus, registry, onError } = deps;
   bus.seek(await ledger.lastCursor());
-  const crashed: CrashedRun[] = [];
-  for (const run of await ledger.listOpenRuns()) {
-    const text = await ledger.runText(run.runId);
-    const endedAt = clock.now();
-    await ledger.closeRun(run.runId, {
-      status: 'crashed',
-      endedAt,
-      text,
-      usage: run.usage,
-      error: crashError,
-    });
-    crashed.push({ run, text, endedAt });
-  }
+  const crashed = await closeCrashedRuns(ledger, clock, onError);
   for (const { run, text, endedAt } of crashed) {
-    const { lastSeq } = await ledger.loadSession(run.sessionKey);
+    const { lastSeq } = await ledger.loadSession(run.sessionKey).catch(() => ({ lastSeq: Number.NaN }));
+    if (Number.isNaN(lastSeq)) continue; // that session's rows cannot be read: reported when it is used
     bus.emit(
       { key: run.sessionKey, lastSeq },
       {
@@ -56,15 +45,45 @@ export async function recoverAtStart(deps: {
     );
     await bus.flushed();
   }
-  const resume = new Set([
-    ...crashed.map(({ run }) => run.sessionKey),
-    ...(await ledger.listSessionsWithPending()),
-  ]);
-  for (const key of resume) {
+  const pending = await ledger.listSessionsWithPending().catch((error: unknown) => {
+    onError(error);
+    return [] as string[];
+  });
+  for (const key of new Set([...crashed.map(({ run }) => run.sessionKey), ...pending])) {
     try {
       await registry.acquire(key);
     } catch (error) {
       onError(error);
     }
   }
+}
+
+/** Close every run a crash left open; one that cannot be read or closed is reported and skipped. */
+async function closeCrashedRuns(
+  ledger: Ledger,
+  clock: Clock,
+  onError: (error: unknown) => void,
+): Promise<CrashedRun[]> {
+  const open = await ledger.listOpenRuns().catch((error: unknown) => {
+    onError(error);
+    return [] as RunRecord[];
+  });
+  const crashed: CrashedRun[] = [];
+  for (const run of open) {
+    try {
+      const text = await ledger.runText(run.runId);
+      const endedAt = clock.now();
+      await ledger.closeRun(run.runId, {
+        status: 'crashed',
+        endedAt,
+        text,
+        usage: run.usage,
+        error: crashError,
+      });
+      crashed.push({ run, text, endedAt });
+    } catch (error) {
+      onError(error);
+    }
+  }
+  return crashed;
 }
