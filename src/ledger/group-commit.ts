@@ -32,7 +32,8 @@ function asError(error: unknown): Error {
 /**
  * Group commit: the first write of an event-loop turn opens a transaction, every write of the turn runs in it
  * at once, and one COMMIT at the end of the turn (one fsync under synchronous FULL) makes them all durable and
- * resolves their promises (a batch also commits once it is 2 ms old or 512 writes long). Reads on the same connection see the writes without committing them, so a read never
+ * resolves their promises (a batch also commits once it is 2 ms old or 512 writes long, as soon as the synchronous
+ * stretch that wrote it is done). Reads on the same connection see the writes without committing them, so a read never
  * forces an fsync. If COMMIT fails, the whole turn is rolled back and every write of it rejects.
  */
 export function createGroupCommit(
@@ -42,6 +43,7 @@ export function createGroupCommit(
   let waiters: Waiter[] = [];
   let open = false;
   let openedAt = 0;
+  let early = false;
   const inSavepoint = db.transaction((work: () => void) => work());
 
   function commit(): void {
@@ -49,6 +51,7 @@ export function createGroupCommit(
     const batch = waiters;
     waiters = [];
     open = false;
+    early = false;
     try {
       db.exec('COMMIT');
     } catch (error) {
@@ -75,7 +78,13 @@ export function createGroupCommit(
         return Promise.reject(asError(error));
       }
       const done = new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
-      if (waiters.length >= maxBatchWrites || performance.now() - openedAt >= maxBatchMs) commit();
+      // Never commit in the middle of a synchronous stretch: writes issued together (open a run and consume its
+      // messages; close a run and record run.ended) must land in one transaction, or a crash between them splits
+      // them. A microtask runs once the current stretch is done.
+      if (!early && (waiters.length >= maxBatchWrites || performance.now() - openedAt >= maxBatchMs)) {
+        early = true;
+        queueMicrotask(commit);
+      }
       return done;
     },
     commit,

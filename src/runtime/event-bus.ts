@@ -16,7 +16,7 @@ export interface EventBus {
   emit(session: SeqHolder, input: EventInput): RuntimeEvent;
   /** Listen to every event, or to one session's; returns the unsubscribe function. */
   subscribe(listener: EventListener, sessionKey?: string): () => void;
-  /** Resolves once every event emitted so far is in the ledger. */
+  /** Resolves once every event emitted so far is in the ledger (writes complete in order). */
   flushed(): Promise<void>;
   /** The cursor of the last event emitted. */
   readonly cursor: number;
@@ -25,8 +25,9 @@ export interface EventBus {
 }
 
 /**
- * Create the bus. Events emitted in one synchronous stretch go to the ledger in one `appendEvents` call
- * (a microtask later), which keeps the per-token path cheap.
+ * Create the bus. Each event goes to the ledger as it is emitted, in the same synchronous stretch as the writes
+ * around it (closing a run and its run.ended event), so group commit puts them in one transaction: a crash cannot
+ * keep one without the other.
  */
 export function createEventBus(options: {
   ledger: Ledger;
@@ -35,16 +36,9 @@ export function createEventBus(options: {
 }): EventBus {
   const { ledger, clock, onError } = options;
   let cursor = 0;
-  let batch: RuntimeEvent[] = [];
   let lastWrite: Promise<void> = Promise.resolve();
   const everyone = new Set<EventListener>();
   const bySession = new Map<string, Set<EventListener>>();
-
-  const flush = (): void => {
-    const events = batch;
-    batch = [];
-    lastWrite = ledger.appendEvents(events).catch(onError);
-  };
 
   const deliver = (listeners: Set<EventListener> | undefined, event: RuntimeEvent): void => {
     if (listeners === undefined) return;
@@ -66,8 +60,7 @@ export function createEventBus(options: {
         cursor: ++cursor,
         at: clock.now(),
       };
-      if (batch.length === 0) queueMicrotask(flush);
-      batch.push(event);
+      lastWrite = ledger.appendEvents([event]).catch(onError);
       deliver(everyone, event);
       deliver(bySession.get(session.key), event);
       return event;
@@ -86,7 +79,6 @@ export function createEventBus(options: {
       };
     },
     async flushed() {
-      if (batch.length > 0) flush();
       await lastWrite;
     },
     get cursor() {
