@@ -22,7 +22,7 @@ interface Waiter {
  * A turn that never yields (work chained on promises alone starves setImmediate) would keep its transaction open
  * and its writers waiting: past this age or size the batch commits at its next write instead.
  */
-const maxBatchMs = 2;
+const maxBatchMs = 1;
 const maxBatchWrites = 512;
 
 function asError(error: unknown): Error {
@@ -32,7 +32,7 @@ function asError(error: unknown): Error {
 /**
  * Group commit: the first write of an event-loop turn opens a transaction, every write of the turn runs in it
  * at once, and one COMMIT at the end of the turn (one fsync under synchronous FULL) makes them all durable and
- * resolves their promises (a batch also commits once it is 2 ms old or 512 writes long, as soon as the synchronous
+ * resolves their promises (a batch also commits once it is 1 ms old or 512 writes long, as soon as the synchronous
  * stretch that wrote it is done). Reads on the same connection see the writes without committing them, so a read never
  * forces an fsync. If COMMIT fails, the whole turn is rolled back and every write of it rejects.
  */
