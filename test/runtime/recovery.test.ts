@@ -216,3 +216,41 @@ describe('createRuntime (recovery on start)', () => {
     await b.close();
   });
 });
+
+describe('createRuntime (ledger retention)', () => {
+  it('prunes events older than eventsMaxAgeMs every hour and keeps the runs and the transcript', async () => {
+    const path = tempDb();
+    const clock = fakeClock({ now: 0 });
+    const runtime = createRuntime({
+      ledger: { path, retention: { eventsMaxAgeMs: 60_000 } },
+      providers: { scripted: scriptedModel([{ text: 'old answer' }, { text: 'new answer' }], { clock }) },
+      model: { provider: 'scripted', model: 'm' },
+      clock,
+      ids,
+    });
+    const chat = runtime.session('telegram:1');
+    await chat.send({ id: 'a', text: 'old question' });
+    await clock.advance(3_590_000);
+    await chat.send({ id: 'b', text: 'new question' });
+    await clock.advance(10_000); // the hourly prune runs at 3,600,000: events before 3,540,000 go
+    const reader = createSqliteLedger({ path, readonly: true });
+    const kept = await reader.readEvents({});
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.every((event) => event.at >= 3_540_000)).toBe(true);
+    expect(kept[0]).toMatchObject({ type: 'message.received', messageId: 'b' });
+    expect((await reader.listRuns('telegram:1')).map((run) => run.text)).toEqual([
+      'old answer',
+      'new answer',
+    ]);
+    expect((await reader.listTurns('telegram:1')).map((turn) => turn.content)).toEqual([
+      'old question',
+      'old answer',
+      'new question',
+      'new answer',
+    ]);
+    await reader.close();
+    const closing = runtime.close();
+    await clock.runAll();
+    await closing;
+  });
+});
