@@ -166,6 +166,47 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
         tone: 'yellow',
         details: [event.lane, `waited ${seconds(event.waitedMs)}`, `position ${event.position}`],
       };
+    case 'failover.rotated':
+      return {
+        label: 'profile rotated',
+        tone: 'yellow',
+        details: [
+          `${event.provider}/${event.model}`,
+          `${event.fromProfile} -> ${event.toProfile ?? 'none left'}`,
+          event.reason,
+        ],
+      };
+    case 'failover.fallback':
+      return {
+        label: 'model fallback',
+        tone: 'yellow',
+        details: [
+          `${event.fromProvider}/${event.fromModel} -> ${event.toProvider}/${event.toModel}`,
+          event.reason,
+        ],
+      };
+    case 'profile.cooldown':
+      return {
+        label: 'profile cooling',
+        tone: 'yellow',
+        details: [event.profileId, event.reason, `until ${new Date(event.until).toISOString()}`],
+      };
+    case 'thinking.lowered':
+      return {
+        label: 'thinking lowered',
+        tone: 'yellow',
+        details: [event.model, `${event.from} -> ${event.to}`],
+      };
+    case 'cost.updated':
+      return {
+        label: 'cost',
+        tone: 'dim',
+        details: [
+          `${event.provider}/${event.model}`,
+          `${event.inputTokens} in / ${event.outputTokens} out`,
+          event.priced ? `$${event.cost.toFixed(6)} (run $${event.cumulativeCost.toFixed(6)})` : 'no price',
+        ],
+      };
     default:
       return describeMessage(event) ?? describeTool(event) ?? { label: event.type, tone: 'dim', details: [] };
   }

@@ -54,6 +54,37 @@ const payloads = {
   'tool.failed': { toolCallId: z.string(), tool: z.string(), error: errorInfo },
   'tool.skipped': { toolCallId: z.string(), tool: z.string(), reason: z.string() },
   'lane.waited': { lane: z.string(), waitedMs: z.number(), position: z.number() },
+  'failover.rotated': {
+    provider: z.string(),
+    model: z.string(),
+    fromProfile: z.string(),
+    toProfile: z.string().optional(),
+    reason: z.string(),
+  },
+  'failover.fallback': {
+    fromProvider: z.string(),
+    fromModel: z.string(),
+    toProvider: z.string(),
+    toModel: z.string(),
+    reason: z.string(),
+  },
+  'profile.cooldown': {
+    profileId: z.string(),
+    reason: z.string(),
+    until: z.number(),
+    model: z.string().optional(),
+  },
+  'thinking.lowered': { model: z.string(), from: z.string(), to: z.string() },
+  'cost.updated': {
+    provider: z.string(),
+    model: z.string(),
+    profileId: z.string().optional(),
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    cost: z.number(),
+    cumulativeCost: z.number(),
+    priced: z.boolean(),
+  },
 } as const;
 
 /** Every event type, `noun.verb` in the past tense. */

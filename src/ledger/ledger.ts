@@ -47,6 +47,8 @@ export interface RunRecord {
   readonly error?: ErrorInfo;
   readonly usage: Usage;
   readonly text: string;
+  /** What the run's model calls cost, from the price table (unknown prices count 0). */
+  readonly cost?: number;
 }
 
 /** How a run ended. */
@@ -55,6 +57,7 @@ export interface RunClose {
   readonly endedAt: number;
   readonly text: string;
   readonly usage: Usage;
+  readonly cost?: number;
   readonly error?: ErrorInfo;
 }
 
@@ -157,6 +160,10 @@ export interface Ledger {
   lastCursor(): Promise<number>;
   /** Delete events recorded before `before` (ms); turns, runs and the inbox are kept. Resolves how many went. */
   pruneEvents(before: number): Promise<number>;
+
+  /** Every auth profile's usage state (cooldowns, counters), as the runtime last saved it; opaque JSON here. */
+  loadProfileStates(): Promise<Map<string, unknown>>;
+  saveProfileState(profileId: string, state: unknown, at: number): Promise<void>;
 
   close(): Promise<void>;
 }

@@ -85,6 +85,7 @@ export function createMemoryLedger(): Ledger {
   const runsBySession = new Map<string, string[]>();
   const openRuns = new Set<string>();
   const turns = new Map<string, TurnRecord[]>();
+  const profileStates = new Map<string, string>();
   // Events are immutable once emitted, so they are stored as given (no copy): the hot path.
   let events: RuntimeEvent[] = [];
   const eventsBySession = new Map<string, SessionEvents>();
@@ -234,6 +235,7 @@ export function createMemoryLedger(): Ledger {
           endedAt: close.endedAt,
           text: close.text,
           usage: { ...close.usage },
+          ...(close.cost === undefined ? {} : { cost: close.cost }),
           ...(close.error ? { error: { ...close.error } } : {}),
         });
         openRuns.delete(runId);
@@ -307,6 +309,13 @@ export function createMemoryLedger(): Ledger {
         if (events.length === count) return 0;
         for (const stored of eventsBySession.values()) stored.list = stored.list.filter(kept);
         return count - events.length;
+      }),
+
+    loadProfileStates: () =>
+      perform(() => new Map([...profileStates].map(([id, json]) => [id, JSON.parse(json) as unknown]))),
+    saveProfileState: (profileId, state) =>
+      perform(() => {
+        profileStates.set(profileId, JSON.stringify(state));
       }),
 
     close: () => {

@@ -282,6 +282,21 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
         })();
       }),
 
+    loadProfileStates: () =>
+      read(() => {
+        const states = new Map<string, unknown>();
+        for (const row of sql.loadProfiles.all() as { profile_id: string; state: string }[]) {
+          try {
+            states.set(row.profile_id, JSON.parse(row.state) as unknown);
+          } catch {
+            throw corrupt('auth_profiles', `"${row.profile_id}"`, 'state is not valid JSON');
+          }
+        }
+        return states;
+      }),
+    saveProfileState: (profileId, state, at) =>
+      write(() => sql.saveProfile.run(profileId, JSON.stringify(state), at), 'one'),
+
     async close() {
       if (closed) return;
       if (drainTimer !== undefined) clearTimeout(drainTimer);

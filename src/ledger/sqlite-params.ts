@@ -46,6 +46,7 @@ export function openRunRow(record: RunRecord) {
     error_message: record.error?.message ?? null,
     input_tokens: record.usage.inputTokens,
     output_tokens: record.usage.outputTokens,
+    cost: record.cost ?? null,
     text: record.text,
   };
 }
@@ -58,6 +59,7 @@ export function runCloseRow(runId: string, close: RunClose) {
     text: close.text,
     input_tokens: close.usage.inputTokens,
     output_tokens: close.usage.outputTokens,
+    cost: close.cost ?? null,
     error_code: close.error?.code ?? null,
     error_message: close.error?.message ?? null,
   };

@@ -45,6 +45,7 @@ export interface RunRow {
   error_message: string | null;
   input_tokens: number;
   output_tokens: number;
+  cost: number | null;
   text: string;
 }
 export interface TurnRow {
@@ -141,6 +142,7 @@ export function toRunRecord(row: RunRow): RunRecord {
       ? {}
       : { error: { code: row.error_code as ErrorCode, message: row.error_message ?? '' } }),
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
+    ...optional('cost', row.cost),
     text: row.text,
   };
 }

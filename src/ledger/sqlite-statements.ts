@@ -47,13 +47,13 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
     listMessages: prepare('SELECT * FROM inbox WHERE session_key = ? ORDER BY ord'),
     openRun: prepare(
       `INSERT INTO runs (run_id, session_key, status, message_ids, provider, model, started_at, ended_at, error_code,
-         error_message, input_tokens, output_tokens, text)
+         error_message, input_tokens, output_tokens, cost, text)
        VALUES (@run_id, @session_key, @status, @message_ids, @provider, @model, @started_at, @ended_at, @error_code,
-         @error_message, @input_tokens, @output_tokens, @text)`,
+         @error_message, @input_tokens, @output_tokens, @cost, @text)`,
     ),
     closeRun: prepare(
       `UPDATE runs SET status = @status, ended_at = @ended_at, text = @text, input_tokens = @input_tokens,
-         output_tokens = @output_tokens, error_code = @error_code, error_message = @error_message
+         output_tokens = @output_tokens, cost = @cost, error_code = @error_code, error_message = @error_message
        WHERE run_id = @run_id`,
     ),
     getRun: prepare('SELECT * FROM runs WHERE run_id = ?'),
@@ -84,6 +84,11 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     ),
     pruneEvents: prepare('DELETE FROM events WHERE at < ?'),
+    loadProfiles: prepare('SELECT profile_id, state FROM auth_profiles'),
+    saveProfile: prepare(
+      `INSERT INTO auth_profiles (profile_id, state, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (profile_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+    ),
   };
 }
 
@@ -119,4 +124,6 @@ type StatementName =
   | 'putMeta'
   | 'pruneEvents'
   | 'markSeqs'
-  | 'recentIds';
+  | 'recentIds'
+  | 'loadProfiles'
+  | 'saveProfile';

@@ -1,5 +1,6 @@
 export { backoffDelay, retryAfterDelay } from './backoff.js';
 export type { BackoffOptions } from './backoff.js';
+export { maxAttempts, maxAttemptsCap, minAttempts } from './attempt-budget.js';
 export { createBlockChunker } from './block-chunker.js';
 export type { BlockChunker, BlockChunkerOptions } from './block-chunker.js';
 export {
@@ -11,12 +12,35 @@ export {
   takeCollectBatch,
 } from './collect-prompt.js';
 export type { CollectPromptOptions, MessageOrigin } from './collect-prompt.js';
+export {
+  classifyFailure,
+  coolsProfile,
+  disablesProfile,
+  errorCodeFor,
+  failureReasons,
+  rotatesProfile,
+} from './classify-failure.js';
+export type { FailureReason, ProviderFailure } from './classify-failure.js';
 export { dedupeWindowMs, isDuplicate, rememberMessage } from './dedupe.js';
 export type { SeenMessage } from './dedupe.js';
 export { drainDueAt } from './drain-timing.js';
 export type { DrainTimingInput } from './drain-timing.js';
 export { decideCap } from './queue-cap.js';
 export type { CapDecision } from './queue-cap.js';
+export { orderProfiles, profileKinds } from './order-profiles.js';
+export type { OrderableProfile, OrderProfilesInput, ProfileKind } from './order-profiles.js';
+export {
+  availableAt,
+  failureResetMs,
+  freshProfileState,
+  isAvailable,
+  nextCooldownMs,
+  nextDisableMs,
+  recordFailure,
+  recordSuccess,
+  recordUse,
+} from './profile-cooldown.js';
+export type { ProfileFailure, ProfileState } from './profile-cooldown.js';
 export {
   channelOf,
   defaultQueueSettings,

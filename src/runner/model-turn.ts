@@ -1,5 +1,12 @@
 import { abortReason } from '../core/clock.js';
-import type { ModelMessage, ToolCall, Usage } from '../providers/model-provider.js';
+import type {
+  ModelMessage,
+  ModelProvider,
+  ProviderCredential,
+  ThinkingLevel,
+  ToolCall,
+  Usage,
+} from '../providers/model-provider.js';
 import { createBlockChunker } from '../policies/block-chunker.js';
 import type { RunContext } from './run-context.js';
 
@@ -16,6 +23,14 @@ export interface RunText {
   blockIndex: number;
 }
 
+/** Where one attempt goes: the provider, model, thinking level and credential. */
+export interface ModelTarget {
+  readonly provider: ModelProvider;
+  readonly model: string;
+  readonly thinking: ThinkingLevel | undefined;
+  readonly credential: ProviderCredential | undefined;
+}
+
 /**
  * One model call: stream it and fold the parts into events (`assistant.delta` per token,
  * `assistant.block` per chunk, `assistant.reasoning`) and a turn (text, tool calls, usage).
@@ -24,6 +39,7 @@ export async function streamModelTurn(
   context: RunContext,
   messages: readonly ModelMessage[],
   runText: RunText,
+  target: ModelTarget,
 ): Promise<ModelTurn> {
   const { runId, signal } = context;
   const chunker = createBlockChunker(context.blocks);
@@ -33,18 +49,19 @@ export async function streamModelTurn(
   let outputTokens = 0;
   const separator = runText.text.length > 0 ? '\n\n' : '';
   const request = {
-    model: context.model,
+    model: target.model,
     messages,
     tools: context.tools.specs,
     ...(context.system === undefined ? {} : { system: context.system }),
-    ...(context.thinking === undefined ? {} : { thinking: context.thinking }),
+    ...(target.thinking === undefined ? {} : { thinking: target.thinking }),
   };
+  const options = target.credential === undefined ? { signal } : { signal, credential: target.credential };
   const emitBlocks = (blocks: readonly string[]): void => {
     for (const block of blocks) {
       context.emit({ type: 'assistant.block', runId, index: runText.blockIndex++, text: block });
     }
   };
-  for await (const part of context.provider.stream(request, { signal })) {
+  for await (const part of target.provider.stream(request, options)) {
     if (signal.aborted) throw abortReason(signal);
     switch (part.type) {
       case 'text':

@@ -1,7 +1,8 @@
 import type { Clock } from '../core/clock.js';
 import type { ErrorInfo } from '../core/errors.js';
 import type { EventInput, RunStatus } from '../core/events.js';
-import type { ModelMessage, ModelProvider, ThinkingLevel, Usage } from '../providers/model-provider.js';
+import type { ModelMessage, Usage } from '../providers/model-provider.js';
+import type { FailoverContext } from './failover-context.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { TurnRecord } from '../ledger/ledger.js';
 import type { SteerInbox } from './steer-inbox.js';
@@ -34,9 +35,8 @@ export interface RunContext {
   /** The session's earlier conversation. */
   readonly history: readonly ModelMessage[];
   readonly system?: string;
-  readonly provider: ModelProvider;
-  readonly model: string;
-  readonly thinking?: ThinkingLevel;
+  /** The models to call, in fallback order, with their auth profiles, prices and attempt budget. */
+  readonly failover: FailoverContext;
   readonly tools: ToolRegistry;
   readonly limits: RunLimits;
   readonly blocks: { readonly minChars: number; readonly maxChars: number };
@@ -53,5 +53,7 @@ export interface RunOutcome {
   readonly status: RunStatus;
   readonly text: string;
   readonly usage: Usage;
+  /** What the run's model calls cost (unknown prices count 0). */
+  readonly cost: number;
   readonly error?: ErrorInfo;
 }

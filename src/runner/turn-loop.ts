@@ -1,10 +1,9 @@
 import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
-import { ProviderError } from '../providers/model-provider.js';
-import { streamModelTurn, type RunText } from './model-turn.js';
+import { callModel } from './model-call.js';
+import type { RunText } from './model-turn.js';
 import { abortStatusOf } from './run-abort.js';
 import type { RunContext, RunOutcome } from './run-context.js';
-import { providerFailureCode } from './provider-failure.js';
 import { runToolBatch } from './tool-batch.js';
 
 /** Admit every pending steer message as one user turn, in arrival order. Returns whether any was admitted. */
@@ -19,11 +18,6 @@ function admitSteers(context: RunContext, messages: ModelMessage[]): boolean {
   return true;
 }
 
-function failure(error: unknown): ErrorInfo {
-  if (error instanceof ProviderError) return { code: providerFailureCode(error), message: error.message };
-  return toErrorInfo(error);
-}
-
 /**
  * The agent turn loop: assemble -> stream -> events -> tool calls -> again, until the model asks for no tools
  * (and no steer message is pending) or `maxToolTurns` is hit; then settle. Never throws: every way a run can
@@ -36,6 +30,7 @@ export async function runTurnLoop(context: RunContext): Promise<RunOutcome> {
     status,
     text: runText.text,
     usage: { ...usage },
+    cost: context.failover.cost,
     ...(error === undefined ? {} : { error }),
   });
   const messages: ModelMessage[] = [...context.history, { role: 'user', content: context.prompt }];
@@ -46,7 +41,7 @@ export async function runTurnLoop(context: RunContext): Promise<RunOutcome> {
     for (;;) {
       admitSteers(context, messages);
       context.setPhase('streaming');
-      const turn = await streamModelTurn(context, messages, runText);
+      const turn = await callModel(context, messages, runText);
       usage.inputTokens += turn.usage.inputTokens;
       usage.outputTokens += turn.usage.outputTokens;
       const toolCalls = turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls } : {};
@@ -96,6 +91,6 @@ export async function runTurnLoop(context: RunContext): Promise<RunOutcome> {
       return end(status, toErrorInfo(context.signal.reason ?? new RuntimeError('cancelled', 'aborted')));
     }
     if (isRuntimeError(error, 'cancelled')) return end('aborted', toErrorInfo(error));
-    return end('failed', failure(error));
+    return end('failed', toErrorInfo(error));
   }
 }

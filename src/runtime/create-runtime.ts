@@ -7,7 +7,10 @@ import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
+import { maxAttempts } from '../policies/attempt-budget.js';
 import { resolveQueueSettings } from '../policies/queue-settings.js';
+import type { ModelCandidate } from '../runner/failover-context.js';
+import { createAuthProfiles } from './auth-profiles.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import type { ModelProvider } from '../providers/model-provider.js';
 import { createToolRegistry } from '../tools/tool-registry.js';
@@ -53,9 +56,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let closing: Promise<void> | undefined;
   const sessionLane = createSessionLane();
   const globalLane = createGlobalLane({ ...config.globalLane, clock });
-  const providerName = config.model.provider;
-  const provider = config.providers[providerName] as ModelProvider;
-
+  const candidates = [config.model, ...config.model.fallbacks].map((ref) => ({
+    providerName: ref.provider,
+    provider: config.providers[ref.provider] as ModelProvider,
+    model: ref.model,
+  })) as [ModelCandidate, ...ModelCandidate[]];
+  const profiles = createAuthProfiles({
+    profiles: config.authProfiles,
+    order: config.authOrder,
+    perModelCooldown: config.failover.perModelCooldown,
+    ledger,
+    clock,
+    onError,
+  });
   const emitByKey = (sessionKey: string, event: Parameters<RuntimeInternals['emit']>[1]): void => {
     const live = registry.live(sessionKey);
     if (live === undefined) {
@@ -70,10 +83,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     globalLane,
     clock,
     emit: emitByKey,
-    providerName,
-    provider,
-    model: config.model.model,
+    candidates,
     thinking: config.model.thinking,
+    profiles,
+    prices: (provider, model) => config.prices[`${provider}/${model}`],
+    random: config.random,
+    maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
     system: config.systemPrompt,
     tools: createToolRegistry(config.tools),
     limits,
@@ -101,7 +116,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     clock,
     defaults: { debounceMs: runtimeDefaults.debounceMs, maxWaitMs: runtimeDefaults.maxWaitMs },
   });
-  const ready = recoverAtStart({ ledger, clock, bus, registry, onError });
+  const ready = profiles.load().then(() => recoverAtStart({ ledger, clock, bus, registry, onError }));
   const stopRetention = startRetention(onError);
   const sweeper = createIdleSweeper({
     clock,

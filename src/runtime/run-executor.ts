@@ -8,7 +8,9 @@ import type { EventInput } from '../core/events.js';
 import type { GlobalLane, LaneWaitInfo } from '../lanes/global-lane.js';
 import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger, TurnRecord } from '../ledger/ledger.js';
-import type { ModelMessage, ModelProvider, ThinkingLevel } from '../providers/model-provider.js';
+import type { Random } from '../core/ids.js';
+import type { ModelMessage, ThinkingLevel } from '../providers/model-provider.js';
+import type { AuthProfilePool, ModelCandidate, PriceLookup } from '../runner/failover-context.js';
 import { abortStatusOf } from '../runner/run-abort.js';
 import type { RunLimits, RunOutcome } from '../runner/run-context.js';
 import { runTurnLoop } from '../runner/turn-loop.js';
@@ -22,10 +24,13 @@ export interface RunExecutorDeps {
   readonly globalLane: GlobalLane;
   readonly clock: Clock;
   readonly emit: (sessionKey: string, event: EventInput) => void;
-  readonly providerName: string;
-  readonly provider: ModelProvider;
-  readonly model: string;
+  /** The models to call, in fallback order (the first is the run's primary model). */
+  readonly candidates: readonly [ModelCandidate, ...ModelCandidate[]];
   readonly thinking: ThinkingLevel | undefined;
+  readonly profiles: AuthProfilePool;
+  readonly prices: PriceLookup;
+  readonly random: Random;
+  readonly maxAttempts: number;
   readonly system: string | undefined;
   readonly tools: ToolRegistry;
   readonly limits: RunLimits & { readonly runTimeoutMs: number; readonly historyTurns: number };
@@ -42,6 +47,7 @@ export interface RunExecutorDeps {
  */
 export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
   const { ledger, clock, onError } = deps;
+  const primary = deps.candidates[0];
   const write = (promise: Promise<void>): void => {
     promise.catch(onError);
   };
@@ -60,8 +66,8 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
         sessionKey,
         status: 'running',
         messageIds: run.messageIds,
-        provider: deps.providerName,
-        model: deps.model,
+        provider: primary.providerName,
+        model: primary.model,
         startedAt,
         usage: { inputTokens: 0, outputTokens: 0 },
         text: '',
@@ -72,8 +78,8 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
       type: 'run.started',
       runId: run.runId,
       messageIds: [...run.messageIds],
-      provider: deps.providerName,
-      model: deps.model,
+      provider: primary.providerName,
+      model: primary.model,
     });
   }
 
@@ -125,10 +131,16 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
         prompt: run.prompt,
         messageIds: run.messageIds,
         history: await history(sessionKey),
-        provider: deps.provider,
-        model: deps.model,
+        failover: {
+          candidates: deps.candidates,
+          profiles: deps.profiles,
+          prices: deps.prices,
+          random: deps.random,
+          maxAttempts: deps.maxAttempts,
+          thinking: deps.thinking,
+          cost: 0,
+        },
         ...(deps.system === undefined ? {} : { system: deps.system }),
-        ...(deps.thinking === undefined ? {} : { thinking: deps.thinking }),
         tools: deps.tools,
         limits: deps.limits,
         blocks: deps.blocks,
@@ -161,6 +173,7 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
       status: abortStatusOf(request.signal),
       text: '',
       usage: { inputTokens: 0, outputTokens: 0 },
+      cost: 0,
       error: toErrorInfo(abortReason(request.signal)),
     });
   }
@@ -195,7 +208,7 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
         return signal.aborted ? Promise.resolve(undefined) : execute(request);
       };
       deps.sessionLane
-        .run(sessionKey, () => deps.globalLane.run(task, { provider: deps.providerName, onWaited }))
+        .run(sessionKey, () => deps.globalLane.run(task, { provider: primary.providerName, onWaited }))
         .then(
           (summary) =>
             settle(() => (summary === undefined ? resolve(abortedBeforeStart(request)) : resolve(summary))),

@@ -4,6 +4,7 @@ import { RuntimeError } from '../core/errors.js';
 import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { queueSettingsSchema } from '../policies/queue-settings.js';
+import { profileKinds } from '../policies/order-profiles.js';
 import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 
@@ -99,6 +100,38 @@ export const runtimeOptionsSchema = z
         'blocks.minChars must not exceed blocks.maxChars',
       )
       .prefault({}),
+    /** Credentials per provider, rotated on failure with cooldowns (BEHAVIOUR.md, "Auth profiles and failover"). */
+    authProfiles: z
+      .array(
+        z
+          .object({
+            id: z.string().min(1),
+            provider: z.string().min(1),
+            type: z.enum(profileKinds),
+            secret: z.union([
+              z.string().min(1),
+              z.object({ env: z.string().min(1) }).strict(),
+              z.object({ value: z.string().min(1) }).strict(),
+            ]),
+          })
+          .strict(),
+      )
+      .default([]),
+    /** An explicit profile order per provider (ids); profiles it omits follow in the default order. */
+    authOrder: z.record(z.string(), z.array(z.string().min(1))).default({}),
+    failover: z
+      .object({
+        /** Scope rate-limit cooldowns to the model that failed. @default false */
+        perModelCooldown: z.boolean().default(false),
+        /** Attempts per model call. @default clamp(24 + 8 × profiles, 32, 160) */
+        maxAttempts: z.int().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    /** Prices per million tokens, keyed 'provider/model'; a model without a price costs 0 (and says so). */
+    prices: z
+      .record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) }).strict())
+      .default({}),
     systemPrompt: z.string().optional(),
     clock: z
       .custom<Clock>(hasMethods('now', 'setTimeout', 'clearTimeout', 'sleep'), 'expected a Clock')
@@ -112,6 +145,24 @@ export const runtimeOptionsSchema = z
   })
   .strict()
   .superRefine((options, context) => {
+    const ids = new Set<string>();
+    for (const profile of options.authProfiles) {
+      if (ids.has(profile.id)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['authProfiles'],
+          message: `auth profile id "${profile.id}" is used twice`,
+        });
+      }
+      ids.add(profile.id);
+      if (!(profile.provider in options.providers)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['authProfiles'],
+          message: `auth profile "${profile.id}" names provider "${profile.provider}", which is not in providers`,
+        });
+      }
+    }
     for (const ref of [options.model, ...options.model.fallbacks]) {
       if (!(ref.provider in options.providers)) {
         context.addIssue({

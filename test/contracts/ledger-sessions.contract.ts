@@ -43,4 +43,20 @@ export function describeSessionsContract(current: CurrentLedger): void {
       expect(await current().getSession('s1')).toEqual(session('s1'));
     });
   });
+
+  describe('auth profile states', () => {
+    it('returns the last state saved for each profile when several were saved', async () => {
+      const ledger = current();
+      expect(await ledger.loadProfileStates()).toEqual(new Map());
+      await ledger.saveProfileState('oa-1', { errorCount: 1, cooldownUntil: 30_000 }, 1);
+      await ledger.saveProfileState('oa-2', { errorCount: 0 }, 2);
+      await ledger.saveProfileState('oa-1', { errorCount: 2, cooldownUntil: 90_000 }, 3);
+      expect(await ledger.loadProfileStates()).toEqual(
+        new Map<string, unknown>([
+          ['oa-1', { errorCount: 2, cooldownUntil: 90_000 }],
+          ['oa-2', { errorCount: 0 }],
+        ]),
+      );
+    });
+  });
 }

@@ -77,6 +77,7 @@ describe('RuntimeEvent', () => {
         'assistant.final',
         'tool.called',
         'tool.succeeded',
+        'cost.updated',
         'run.ended',
       ]),
     );

@@ -1,0 +1,51 @@
+import type { Random } from '../core/ids.js';
+import type { ModelProvider, ProviderCredential, ThinkingLevel } from '../providers/model-provider.js';
+
+/** One model the run may use, in fallback order. */
+export interface ModelCandidate {
+  readonly providerName: string;
+  readonly provider: ModelProvider;
+  readonly model: string;
+}
+
+/** An auth profile picked for an attempt: its id and its credential, resolved at call time. */
+export interface PickedProfile {
+  readonly id: string;
+  readonly credential: () => ProviderCredential;
+}
+
+/** The failure reasons profile bookkeeping cares about (see policies/classify-failure). */
+export type ProfileFailureReason = string;
+
+/** Auth profiles of the providers, as the attempt loop uses them; the runtime keeps and persists their state. */
+export interface AuthProfilePool {
+  /** Whether `provider` has auth profiles at all (if not, calls carry no credential). */
+  has(provider: string): boolean;
+  /** The next available profile for `provider`/`model` not in `tried`, in order; undefined when none is left. */
+  next(provider: string, model: string, tried: ReadonlySet<string>, now: number): PickedProfile | undefined;
+  /** Record a failure; returns when the profile is usable again (0 when it was not cooled). */
+  failed(
+    profileId: string,
+    failure: { reason: ProfileFailureReason; model: string; retryAfterMs?: number; now: number },
+  ): number;
+  succeeded(profileId: string, now: number): void;
+  /** Remove every known secret from `text` (error messages must never carry one). */
+  scrub(text: string): string;
+}
+
+/** What price a model has, per million tokens; undefined when unknown (counted as 0, and said so). */
+export type PriceLookup = (provider: string, model: string) => { input: number; output: number } | undefined;
+
+/** What the attempt loop needs besides the run's own context. */
+export interface FailoverContext {
+  readonly candidates: readonly ModelCandidate[];
+  readonly profiles: AuthProfilePool;
+  readonly prices: PriceLookup;
+  readonly random: Random;
+  /** Attempts at most, over every profile and model of one model call. */
+  readonly maxAttempts: number;
+  /** The thinking level to start from; lowered for the rest of the run on `thinking_unsupported`. */
+  thinking: ThinkingLevel | undefined;
+  /** Cost of the run so far. */
+  cost: number;
+}
