@@ -92,6 +92,7 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
         endedAt,
         text: outcome.text,
         usage: outcome.usage,
+        cost: outcome.cost,
         ...error,
       }),
     );
