@@ -75,6 +75,8 @@ const payloads = {
     model: z.string().optional(),
   },
   'thinking.lowered': { model: z.string(), from: z.string(), to: z.string() },
+  'compaction.started': { attempt: z.number(), messages: z.number() },
+  'compaction.ended': { attempt: z.number(), before: z.number(), after: z.number(), truncated: z.boolean() },
   'cost.updated': {
     provider: z.string(),
     model: z.string(),

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { ErrorInfo } from '../core/errors.js';
 import type { EventInput, RunStatus } from '../core/events.js';
 import type { ModelMessage, Usage } from '../providers/model-provider.js';
+import type { Compactor } from './compaction.js';
 import type { FailoverContext } from './failover-context.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { TurnRecord } from '../ledger/ledger.js';
@@ -37,6 +38,8 @@ export interface RunContext {
   readonly system?: string;
   /** The models to call, in fallback order, with their auth profiles, prices and attempt budget. */
   readonly failover: FailoverContext;
+  /** Shrinks the conversation on a context overflow. */
+  readonly compactor: Compactor;
   readonly tools: ToolRegistry;
   readonly limits: RunLimits;
   readonly blocks: { readonly minChars: number; readonly maxChars: number };

@@ -1,6 +1,6 @@
 import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
-import { callModel } from './model-call.js';
+import { callWithCompaction } from './compacting-call.js';
 import type { RunText } from './model-turn.js';
 import { abortStatusOf } from './run-abort.js';
 import type { RunContext, RunOutcome } from './run-context.js';
@@ -37,11 +37,12 @@ export async function runTurnLoop(context: RunContext): Promise<RunOutcome> {
   context.recordTurn({ role: 'user', content: context.prompt, messageIds: context.messageIds });
   let toolTurns = 0;
   let corrections = 0;
+  const compaction = { compactions: 0, truncated: false };
   try {
     for (;;) {
       admitSteers(context, messages);
       context.setPhase('streaming');
-      const turn = await callModel(context, messages, runText);
+      const turn = await callWithCompaction(context, messages, runText, compaction);
       usage.inputTokens += turn.usage.inputTokens;
       usage.outputTokens += turn.usage.outputTokens;
       const toolCalls = turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls } : {};

@@ -89,6 +89,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     prices: (provider, model) => config.prices[`${provider}/${model}`],
     random: config.random,
     maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
+    compactor: config.compactor,
     system: config.systemPrompt,
     tools: createToolRegistry(config.tools),
     limits,

@@ -10,6 +10,7 @@ import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger, TurnRecord } from '../ledger/ledger.js';
 import type { Random } from '../core/ids.js';
 import type { ModelMessage, ThinkingLevel } from '../providers/model-provider.js';
+import type { Compactor } from '../runner/compaction.js';
 import type { AuthProfilePool, ModelCandidate, PriceLookup } from '../runner/failover-context.js';
 import { abortStatusOf } from '../runner/run-abort.js';
 import type { RunLimits, RunOutcome } from '../runner/run-context.js';
@@ -31,6 +32,7 @@ export interface RunExecutorDeps {
   readonly prices: PriceLookup;
   readonly random: Random;
   readonly maxAttempts: number;
+  readonly compactor: Compactor;
   readonly system: string | undefined;
   readonly tools: ToolRegistry;
   readonly limits: RunLimits & { readonly runTimeoutMs: number; readonly historyTurns: number };
@@ -141,6 +143,7 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
           thinking: deps.thinking,
           cost: 0,
         },
+        compactor: deps.compactor,
         ...(deps.system === undefined ? {} : { system: deps.system }),
         tools: deps.tools,
         limits: deps.limits,

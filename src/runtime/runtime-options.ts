@@ -5,6 +5,7 @@ import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { queueSettingsSchema } from '../policies/queue-settings.js';
 import { profileKinds } from '../policies/order-profiles.js';
+import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
 import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 
@@ -132,6 +133,10 @@ export const runtimeOptionsSchema = z
     prices: z
       .record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) }).strict())
       .default({}),
+    /** Shrinks a conversation that overflows the model's context. @default the model summarises older turns */
+    compactor: z
+      .custom<Compactor>(isFunction, 'expected a compactor function')
+      .default(() => summarizeOlderTurns),
     systemPrompt: z.string().optional(),
     clock: z
       .custom<Clock>(hasMethods('now', 'setTimeout', 'clearTimeout', 'sleep'), 'expected a Clock')
