@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { Random } from '../../core/ids.js';
-import type { ModelRequest } from '../../providers/model-provider.js';
+import { ProviderError, type ModelProvider, type ModelRequest } from '../../providers/model-provider.js';
 import { scriptedModel, type ScriptEntry, type ScriptedModel } from '../../providers/scripted-model.js';
 
 const words = (
@@ -35,4 +35,27 @@ export function createDemoModel(clock: Clock, random: Random, tokenDelayMs: numb
     },
     { clock },
   );
+}
+
+/**
+ * The demo's provider behind auth profiles: `demo-key-1` hits a rate limit between 1.5 s and 3.5 s into the demo,
+ * `demo-key-2` between 2.5 s and 3.0 s (so for a moment every profile is cooling and runs fall back to the backup
+ * model). Everything else goes to the scripted model.
+ */
+export function createRateLimitedProvider(inner: ModelProvider, clock: Clock): ModelProvider {
+  const started = clock.now();
+  const limited: Record<string, readonly [number, number]> = {
+    'demo-key-1': [1500, 3500],
+    'demo-key-2': [2500, 3000],
+  };
+  return {
+    async *stream(request, options) {
+      const window = limited[options.credential?.profileId ?? ''];
+      const elapsed = clock.now() - started;
+      if (window !== undefined && elapsed >= window[0] && elapsed < window[1]) {
+        throw new ProviderError('rate limit exceeded for this key', { status: 429, retryAfterMs: 2000 });
+      }
+      yield* inner.stream(request, options);
+    },
+  };
 }

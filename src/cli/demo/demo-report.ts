@@ -12,6 +12,9 @@ export interface DemoCounts {
   aborted: number;
   laneWaits: number;
   tokens: number;
+  rotations: number;
+  fallbacks: number;
+  cooldowns: number;
 }
 
 /** Fold one event into the counts. */
@@ -36,6 +39,15 @@ export function countEvent(counts: DemoCounts, event: RuntimeEvent): void {
       break;
     case 'assistant.delta':
       counts.tokens++;
+      break;
+    case 'failover.rotated':
+      counts.rotations++;
+      break;
+    case 'failover.fallback':
+      counts.fallbacks++;
+      break;
+    case 'profile.cooldown':
+      counts.cooldowns++;
       break;
     default:
       break;
@@ -81,6 +93,9 @@ export function closingTable(counts: DemoCounts, log: ChannelLog, lost: number, 
     ['interrupted', counts.interrupted],
     ['aborted (/stop)', counts.aborted],
     ['lane waits', counts.laneWaits],
+    ['profile rotations', counts.rotations],
+    ['model fallbacks', counts.fallbacks],
+    ['profile cooldowns', counts.cooldowns],
     ['tokens streamed', counts.tokens],
     ['seconds', seconds.toFixed(1)],
     ['lost', lost],

@@ -7,7 +7,7 @@ import { createSqliteLedger } from '../../ledger/sqlite-ledger.js';
 import { createRuntime } from '../../runtime/create-runtime.js';
 import { defineTool } from '../../tools/define-tool.js';
 import { z } from 'zod';
-import { createDemoModel } from './demo-model.js';
+import { createDemoModel, createRateLimitedProvider } from './demo-model.js';
 import { closingTable, countEvent, findLost, type DemoCounts } from './demo-report.js';
 import { simulateUser, type ChannelLog } from './demo-users.js';
 import { createDemoView } from './demo-view.js';
@@ -47,8 +47,19 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   });
   const runtime = createRuntime({
     ledger,
-    providers: { scripted: createDemoModel(clock, random, options.tokenDelayMs) },
-    model: { provider: 'scripted', model: 'demo-model' },
+    providers: {
+      scripted: createRateLimitedProvider(createDemoModel(clock, random, options.tokenDelayMs), clock),
+      backup: createDemoModel(clock, random, options.tokenDelayMs),
+    },
+    model: {
+      provider: 'scripted',
+      model: 'demo-model',
+      fallbacks: [{ provider: 'backup', model: 'backup-model' }],
+    },
+    authProfiles: [
+      { id: 'demo-key-1', provider: 'scripted', type: 'api_key', secret: 'demo-secret-key-one' },
+      { id: 'demo-key-2', provider: 'scripted', type: 'api_key', secret: 'demo-secret-key-two' },
+    ],
     queue: { mode: 'collect', debounceMs: 300, maxWaitMs: 1200 },
     globalLane: { concurrency: 6, warnAfterMs: 500 },
     tools: [lookupOrder],
@@ -65,6 +76,9 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     aborted: 0,
     laneWaits: 0,
     tokens: 0,
+    rotations: 0,
+    fallbacks: 0,
+    cooldowns: 0,
   };
   const stopEvents = new AbortController();
   const following = (async () => {
