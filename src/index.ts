@@ -37,6 +37,10 @@ export {
 export { systemClock, type Clock, type TimerHandle } from './core/clock.js';
 export { sequentialIds, seededRandom, randomIds, type IdGenerator, type Random } from './core/ids.js';
 export {
+  openaiProvider,
+  anthropicProvider,
+  type OpenAIProviderOptions,
+  type AnthropicProviderOptions,
   ProviderError,
   thinkingLevels,
   type ModelProvider,
@@ -75,3 +79,6 @@ export {
   type QueueSettings,
   type QueueSettingsInput,
 } from './policies/queue-settings.js';
+export { summarizeOlderTurns, type Compactor, type CompactionInput } from './runner/compaction.js';
+export { classifyFailure, failureReasons, type FailureReason } from './policies/classify-failure.js';
+export type { AuthProfileConfig, SecretSource } from './runtime/auth-profiles.js';
