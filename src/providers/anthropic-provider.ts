@@ -10,6 +10,7 @@ import {
   type ModelProvider,
   type ModelRequest,
 } from './model-provider.js';
+import { causeMessages, networkCode, parseRetryAfter } from './transport-errors.js';
 
 /** Options of `anthropicProvider`. */
 export interface AnthropicProviderOptions {
@@ -88,39 +89,6 @@ function resolveSecret(options: ParsedOptions, call: ModelCallOptions): string {
   });
 }
 
-/** Milliseconds to wait from `retry-after-ms`, or `retry-after` in seconds or as an HTTP date. */
-function parseRetryAfter(headers: Headers | undefined, now: number): number | undefined {
-  const milliseconds = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  if (Number.isFinite(milliseconds) && milliseconds >= 0) return Math.round(milliseconds);
-  const value = headers?.get('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** The first errno-style code (ECONNREFUSED, ETIMEDOUT…) along the cause chain. */
-function networkCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
-    current = current.cause;
-  }
-  return undefined;
-}
-
-/** The messages along the cause chain, outermost first: "Connection error.: fetch failed: connect ECONNREFUSED …". */
-function causeMessages(error: unknown): string {
-  const messages: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    if (current.message && !messages.includes(current.message)) messages.push(current.message);
-    current = current.cause;
-  }
-  return messages.join(': ') || String(error);
-}
-
 interface FailureContext {
   readonly clock: Clock;
   /** Whether the response had started streaming: a transport failure then means a cut stream. */
@@ -141,7 +109,9 @@ function describeFailure(error: unknown, context: FailureContext): ProviderError
   }
   if (error instanceof APIConnectionError) {
     const code = networkCode(error) ?? 'ECONNRESET';
-    return new ProviderError(`Anthropic connection failed: ${causeMessages(error)}`, { code });
+    return new ProviderError(`Anthropic connection failed: ${causeMessages(error) || String(error)}`, {
+      code,
+    });
   }
   if (error instanceof APIError) {
     const type = error.type ?? undefined;
@@ -171,7 +141,7 @@ function describeFailure(error: unknown, context: FailureContext): ProviderError
   // Anything else came from reading the body (undici's "terminated") or from below the SDK.
   const code = networkCode(error) ?? (context.streaming ? 'ECONNRESET' : 'unknown_error');
   const what = context.streaming ? 'Anthropic stream was cut' : 'Anthropic request failed';
-  return new ProviderError(`${what}: ${causeMessages(error)}`, { code });
+  return new ProviderError(`${what}: ${causeMessages(error) || String(error)}`, { code });
 }
 
 const maxMessageLength = 1000;

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAIError } from 'openai';
 import { ProviderError } from './model-provider.js';
+import { causeMessages, networkCode, parseRetryAfter } from './transport-errors.js';
 
 /** What error mapping needs from the call: the secret to scrub and the time to measure a Retry-After date. */
 export interface ErrorContext {
@@ -12,20 +13,6 @@ const maxMessageLength = 1000;
 /** Replace every occurrence of `secret` in `text` with `***`. */
 export function scrubSecret(text: string, secret: string | undefined): string {
   return secret === undefined || secret.length === 0 ? text : text.split(secret).join('***');
-}
-
-/**
- * Milliseconds to wait from `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date);
- * undefined when neither is present or parses.
- */
-export function parseRetryAfter(headers: Headers | undefined, now: number): number | undefined {
-  const milliseconds = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  if (Number.isFinite(milliseconds) && milliseconds >= 0) return Math.round(milliseconds);
-  const value = headers?.get('retry-after')?.trim();
-  if (value === undefined || value.length === 0) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number.parseFloat(value) * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /**
@@ -110,26 +97,6 @@ function apiMessage(error: ApiErrorFields, body: unknown): string {
   if (message !== undefined) return JSON.stringify(message);
   const prefix = error.status === undefined ? '' : `${error.status} `;
   return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-}
-
-/** The first errno-style code (ECONNREFUSED, ECONNRESET, ETIMEDOUT…) along the cause chain. */
-function networkCode(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
-    current = current.cause;
-  }
-  return undefined;
-}
-
-/** The messages along the cause chain, outermost first: "fetch failed: connect ECONNREFUSED …". */
-function causeMessages(error: Error): string {
-  const messages: string[] = [];
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
-    if (current.message.length > 0 && !messages.includes(current.message)) messages.push(current.message);
-    current = current.cause;
-  }
-  return messages.join(': ');
 }
 
 function truncate(text: string): string {
