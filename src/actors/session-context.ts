@@ -30,6 +30,8 @@ export interface RunBatch {
 export interface ActiveRun extends RunBatch {
   readonly startedAt: number;
   readonly items: readonly QueuedMessage[];
+  /** The session's preferred auth profile when the run started. */
+  readonly preferredProfile?: string;
 }
 
 /** The session actor's context: serialisable, so a hibernated session is just this snapshot. */
@@ -49,6 +51,8 @@ export interface SessionContext {
   /** An interrupting message at the head of the queue runs as soon as the old run ends, until this time. */
   readonly interruptUntil: number | null;
   readonly run: ActiveRun | null;
+  /** The auth profile this session's runs try first (BEHAVIOUR.md: "the session's preferred profile first"). */
+  readonly preferredProfile: string | null;
 }
 
 /**
@@ -78,6 +82,7 @@ export type SessionEvent =
   | { type: 'ABORT'; status: AbortStatus; reason: string }
   | { type: 'CANCEL'; messageIds: readonly string[] }
   | { type: 'HYDRATED' }
+  | { type: 'PREFER_PROFILE'; profileId: string | null }
   | { type: 'RUN.PHASE'; phase: RunPhase }
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'RUN.NOT_STARTED'; at: number };
@@ -94,6 +99,7 @@ export function initialSessionContext(sessionKey: string): SessionContext {
     runEndedAt: null,
     drainAt: null,
     interruptUntil: null,
+    preferredProfile: null,
     run: null,
   };
 }

@@ -87,6 +87,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     initial: 'idle',
     on: {
       CANCEL: { actions: assign(({ context, event }) => removeQueued(context, event.messageIds)) },
+      PREFER_PROFILE: { actions: assign({ preferredProfile: ({ event }) => event.profileId }) },
     },
     states: {
       idle: {

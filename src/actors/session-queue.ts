@@ -85,6 +85,7 @@ export function startRun(
     consumedAs: items.length > 1 ? 'collected' : 'consumed',
     startedAt: now,
     items,
+    ...(context.preferredProfile === null ? {} : { preferredProfile: context.preferredProfile }),
   };
   return { ...context, run, dropped: [], drainAt: null, interruptUntil: null };
 }

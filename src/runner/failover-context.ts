@@ -21,8 +21,17 @@ export type ProfileFailureReason = string;
 export interface AuthProfilePool {
   /** Whether `provider` has auth profiles at all (if not, calls carry no credential). */
   has(provider: string): boolean;
-  /** The next available profile for `provider`/`model` not in `tried`, in order; undefined when none is left. */
-  next(provider: string, model: string, tried: ReadonlySet<string>, now: number): PickedProfile | undefined;
+  /**
+   * The next available profile for `provider`/`model` not in `tried`, in order (the session's `preferred` one
+   * first when it is available); undefined when none is left.
+   */
+  next(
+    provider: string,
+    model: string,
+    tried: ReadonlySet<string>,
+    now: number,
+    preferred?: string,
+  ): PickedProfile | undefined;
   /** Record a failure; returns when the profile is usable again (0 when it was not cooled). */
   failed(
     profileId: string,
@@ -48,4 +57,6 @@ export interface FailoverContext {
   thinking: ThinkingLevel | undefined;
   /** Cost of the run so far. */
   cost: number;
+  /** The session's preferred auth profile. */
+  readonly preferredProfile?: string;
 }

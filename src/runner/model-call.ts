@@ -96,7 +96,13 @@ async function tryCandidate(
   const tried = new Set<string>();
   let retries = 0;
   let profile = pooled
-    ? failover.profiles.next(candidate.providerName, candidate.model, tried, clock.now())
+    ? failover.profiles.next(
+        candidate.providerName,
+        candidate.model,
+        tried,
+        clock.now(),
+        failover.preferredProfile,
+      )
     : undefined;
   if (pooled && profile === undefined)
     return {
@@ -143,7 +149,13 @@ async function tryCandidate(
       if (profile !== undefined && rotatesProfile(reason)) {
         coolDown(context, candidate, profile, reason, failure.retryAfterMs);
         tried.add(profile.id);
-        const next = failover.profiles.next(candidate.providerName, candidate.model, tried, clock.now());
+        const next = failover.profiles.next(
+          candidate.providerName,
+          candidate.model,
+          tried,
+          clock.now(),
+          failover.preferredProfile,
+        );
         context.emit({
           type: 'failover.rotated',
           runId: context.runId,

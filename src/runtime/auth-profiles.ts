@@ -28,6 +28,8 @@ export interface AuthProfileConfig {
 export interface AuthProfiles extends AuthProfilePool {
   /** Load the saved states (cooldowns survive a restart). */
   load(): Promise<void>;
+  /** Whether a profile with this id is configured. */
+  knows(profileId: string): boolean;
 }
 
 function resolveSecret(profile: AuthProfileConfig): string {
@@ -92,13 +94,15 @@ export function createAuthProfiles(options: {
       }
     },
     has: (provider) => (byProvider.get(provider)?.length ?? 0) > 0,
-    next(provider, model, tried, now) {
+    knows: (profileId) => byId.has(profileId),
+    next(provider, model, tried, now, preferred) {
       const candidates = (byProvider.get(provider) ?? []).filter((profile) => !tried.has(profile.id));
       const ordered = orderProfiles({
         profiles: candidates.map((profile) => ({ id: profile.id, kind: profile.type })),
         states,
         now,
         model,
+        preferred,
         explicitOrder: options.order[provider],
       });
       const id = ordered.find((candidate) => isAvailable(stateOf(candidate), now, model));

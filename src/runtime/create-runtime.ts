@@ -142,6 +142,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     closed: closedSignal.promise,
     isClosed: () => closing !== undefined,
+    knowsProfile: (profileId) => profiles.knows(profileId),
     emit: (session: LiveSession, event) => bus.emit(session, event),
   };
 

@@ -142,6 +142,7 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
           maxAttempts: deps.maxAttempts,
           thinking: deps.thinking,
           cost: 0,
+          ...(run.preferredProfile === undefined ? {} : { preferredProfile: run.preferredProfile }),
         },
         compactor: deps.compactor,
         ...(deps.system === undefined ? {} : { system: deps.system }),

@@ -18,6 +18,8 @@ export interface RuntimeInternals {
   /** Resolves when the runtime has closed (ends event streams). */
   readonly closed: Promise<void>;
   isClosed(): boolean;
+  /** Whether an auth profile with this id is configured. */
+  knowsProfile(profileId: string): boolean;
   emit(session: LiveSession, event: EventInput): void;
 }
 

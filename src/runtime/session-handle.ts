@@ -39,6 +39,8 @@ export interface Session {
   status(): SessionStatus;
   /** Override this session's queue settings (merged into the current override; persisted). */
   configure(settings: QueueSettingsInput): Promise<void>;
+  /** Make runs of this session try this auth profile first while it is available (`null` clears it; persisted). */
+  preferProfile(profileId: string | null): Promise<void>;
   readonly queue: SessionQueue;
   /** Replay this session's recorded events after `after`, then follow live ones. */
   events(options?: EventStreamOptions): AsyncIterable<RuntimeEvent>;
@@ -128,6 +130,19 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       const override = parseQueueSettings('configure', settings);
       await withSession(key, (live) => {
         live.override = { ...live.override, ...override };
+        return registry.persist(live);
+      });
+    },
+    async preferProfile(profileId) {
+      assertOpen(internals);
+      if (profileId !== null && (typeof profileId !== 'string' || !internals.knowsProfile(profileId))) {
+        throw new RuntimeError(
+          'invalid_input',
+          `preferProfile: no auth profile "${String(profileId)}" is configured`,
+        );
+      }
+      await withSession(key, (live) => {
+        live.actor.send({ type: 'PREFER_PROFILE', profileId });
         return registry.persist(live);
       });
     },

@@ -251,3 +251,33 @@ describe('auth profile state and secrets', () => {
     }
   });
 });
+
+describe('Session.preferProfile', () => {
+  it("tries the session's preferred profile first, and the default order again once it is cleared", async () => {
+    const h = createHarness([{ text: 'a' }, { text: 'b' }, { text: 'c' }], {
+      authProfiles: twoKeys,
+      queue: { mode: 'followup', debounceMs: 0 },
+    });
+    const chat = h.runtime.session('telegram:1');
+    await chat.preferProfile('p2');
+    await runOnce(h, 'one');
+    await runOnce(h, 'two');
+    await chat.preferProfile(null);
+    await runOnce(h, 'three');
+    // p2 twice by preference; then the default order puts p1 first (never used, so least recently used).
+    expect(h.model.requests.map((request) => request.profileId)).toEqual(['p2', 'p2', 'p1']);
+    await h.close();
+  });
+
+  it('refuses an unknown profile with invalid_input and changes nothing', async () => {
+    const h = createHarness([{ text: 'a' }], { authProfiles: twoKeys });
+    const refused = await h.runtime
+      .session('telegram:1')
+      .preferProfile('nope')
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'invalid_input' });
+    await runOnce(h);
+    expect(h.model.requests.map((request) => request.profileId)).toEqual(['p1']);
+    await h.close();
+  });
+});
