@@ -57,3 +57,11 @@ export type {
   QueueSettingsInput,
   QueueSettingsLayers,
 } from './queue-settings.js';
+export { compileToolGlob, compileToolPatterns } from './tool-pattern.js';
+export type { ToolGroups, ToolMatcher } from './tool-pattern.js';
+export { isToolAllowed, resolveToolPolicy } from './tool-policy.js';
+export type { ResolvedToolPolicy, ToolPolicyLayer } from './tool-policy.js';
+export { approvalMemories, needsApproval } from './approval-rules.js';
+export type { ApprovalInput, ApprovalMemory } from './approval-rules.js';
+export { failureClassOf, failurePrecedence, runFailureCode } from './error-ladder.js';
+export type { FailureClass } from './error-ladder.js';
