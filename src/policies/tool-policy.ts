@@ -3,8 +3,8 @@ import type { ToolGroups } from './tool-pattern.js';
 
 /** One layer of tool policy (runtime, per-session or per-agent, subagent defaults). */
 export interface ToolPolicyLayer {
-  readonly allow?: readonly string[];
-  readonly deny?: readonly string[];
+  readonly allow?: readonly string[] | undefined;
+  readonly deny?: readonly string[] | undefined;
 }
 
 /** The outcome of applying every layer: the tools the model may see and call, and the ones removed. */

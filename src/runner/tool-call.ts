@@ -63,6 +63,11 @@ function serialize(output: unknown): string {
 export async function executeToolCall(context: RunContext, call: ToolCall): Promise<ToolResult> {
   const { runId, signal } = context;
   context.emit({ type: 'tool.called', runId, toolCallId: call.id, tool: call.name, args: call.args });
+  if (context.tools.isDenied(call.name)) {
+    // Not a correctable mistake: asking again for a denied tool would only burn the correction budget.
+    errorResult(context, call, 'tool_denied', `the tool "${call.name}" is not allowed here`);
+    throw new RuntimeError('tool_denied', `the model called "${call.name}", which the tool policy denies`);
+  }
   const tool = context.tools.get(call.name);
   if (tool === undefined) {
     const known = context.tools.specs.map((spec) => spec.name).join(', ') || 'none';

@@ -8,6 +8,7 @@ import type { RuntimeEvent } from '../core/events.js';
 import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
 import { maxAttempts } from '../policies/attempt-budget.js';
+import { resolveToolPolicy } from '../policies/tool-policy.js';
 import { resolveQueueSettings } from '../policies/queue-settings.js';
 import type { ModelCandidate } from '../runner/failover-context.js';
 import { createAuthProfiles } from './auth-profiles.js';
@@ -20,7 +21,7 @@ import { parseSessionKey } from './inbound-message.js';
 import { openRuntimeLedger } from './open-ledger.js';
 import { recoverAtStart } from './recover.js';
 import { createRunExecutor } from './run-executor.js';
-import { parseRuntimeOptions, type RuntimeOptions } from './runtime-options.js';
+import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './runtime-options.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { activityOf } from './session-activity.js';
 import { createSessionGate } from './session-gate.js';
@@ -39,6 +40,12 @@ export interface Runtime {
    * and close the ledger. Queued messages stay pending in the ledger. @default timeoutMs 30000
    */
   close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/** The tools the runtime's policy layers leave (bad policy entries throw `invalid_input` here, at construction). */
+function allowedTools(config: RuntimeConfig): ReadonlySet<string> {
+  const names = config.tools.map((tool) => tool.name);
+  return new Set(resolveToolPolicy(names, config.toolPolicy, config.toolGroups).allowed);
 }
 
 /** Create a runtime. Bad configuration throws `invalid_input` naming the field. */
@@ -91,7 +98,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
     compactor: config.compactor,
     system: config.systemPrompt,
-    tools: createToolRegistry(config.tools),
+    tools: createToolRegistry(config.tools, allowedTools(config)),
     limits,
     blocks: config.blocks,
     accepting: () => closing === undefined,

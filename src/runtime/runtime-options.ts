@@ -101,6 +101,17 @@ export const runtimeOptionsSchema = z
         'blocks.minChars must not exceed blocks.maxChars',
       )
       .prefault({}),
+    /**
+     * Tool policy layers, applied in order, each filtering what the previous one left: deny wins, an empty allow
+     * allows all, `*` / `prefix_*` globs and `group:name` entries (from `toolGroups`); nothing is granted back.
+     */
+    toolPolicy: z
+      .array(
+        z.object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() }).strict(),
+      )
+      .default([]),
+    /** Named groups of tool names or globs, used as `group:name` in `toolPolicy`. */
+    toolGroups: z.record(z.string(), z.array(z.string())).default({}),
     /** Credentials per provider, rotated on failure with cooldowns (BEHAVIOUR.md, "Auth profiles and failover"). */
     authProfiles: z
       .array(
