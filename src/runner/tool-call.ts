@@ -1,7 +1,9 @@
 import { abortReason } from '../core/clock.js';
 import { RuntimeError, toErrorInfo, type ErrorCode } from '../core/errors.js';
+import { backoffDelay } from '../policies/backoff.js';
 import type { ToolCall } from '../providers/model-provider.js';
 import type { RunContext } from './run-context.js';
+import { attemptTool } from './tool-attempt.js';
 
 /** The result of one tool call as it goes back to the model. */
 export interface ToolResult {
@@ -32,33 +34,15 @@ function errorResult(
   return { call, content: `Error: ${message}`, isError: true, correctable };
 }
 
-/** Resolve when `promise` settles, or reject as soon as `signal` aborts (a tool that ignores it cannot hold the run). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}
-
 function serialize(output: unknown): string {
   if (typeof output === 'string') return output;
   return JSON.stringify(output) ?? 'null';
 }
 
 /**
- * Validate and run one tool call. Model mistakes (unknown tool, invalid args) and tool failures come back as
- * error results for the model; only an abort of the run throws.
+ * Validate and run one tool call, retrying a failed attempt when the tool asks for it, and checking its output
+ * against the tool's output schema. Model mistakes (unknown tool, invalid args) and tool failures come back as
+ * error results for the model; an abort of the run and a denied tool throw.
  */
 export async function executeToolCall(context: RunContext, call: ToolCall): Promise<ToolResult> {
   const { runId, signal } = context;
@@ -94,42 +78,42 @@ export async function executeToolCall(context: RunContext, call: ToolCall): Prom
       `"${call.name}" has no executor and deferred results are not enabled`,
     );
   }
-  const controller = new AbortController();
-  const onRunAbort = (): void => controller.abort(signal.reason);
-  signal.addEventListener('abort', onRunAbort, { once: true });
-  const timer =
-    tool.timeoutMs === undefined
-      ? undefined
-      : context.clock.setTimeout(
-          () =>
-            controller.abort(
-              new RuntimeError('timeout', `"${call.name}" timed out after ${tool.timeoutMs} ms`),
-            ),
-          tool.timeoutMs,
-        );
   const startedAt = context.clock.now();
-  try {
-    const output = await untilAborted(
-      Promise.resolve().then(() =>
-        tool.execute?.(parsed.data, {
-          signal: controller.signal,
-          toolCallId: call.id,
-          sessionKey: context.sessionKey,
-          runId,
-        }),
-      ),
-      controller.signal,
-    );
-    const durationMs = context.clock.now() - startedAt;
-    context.emit({ type: 'tool.succeeded', runId, toolCallId: call.id, tool: call.name, output, durationMs });
-    return { call, content: serialize(output), isError: false, correctable: false };
-  } catch (error) {
-    if (signal.aborted) throw abortReason(signal);
-    const info = toErrorInfo(error);
-    return errorResult(context, call, info.code === 'timeout' ? 'timeout' : 'tool_failed', info.message);
-  } finally {
-    signal.removeEventListener('abort', onRunAbort);
-    if (timer !== undefined) context.clock.clearTimeout(timer);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const output = await attemptTool(context, tool, call, parsed.data);
+      const checked = tool.output?.safeParse(output);
+      if (checked !== undefined && !checked.success) {
+        return errorResult(
+          context,
+          call,
+          'tool_failed',
+          `"${call.name}" returned output that does not match its schema`,
+        );
+      }
+      const durationMs = context.clock.now() - startedAt;
+      context.emit({
+        type: 'tool.succeeded',
+        runId,
+        toolCallId: call.id,
+        tool: call.name,
+        output,
+        durationMs,
+      });
+      return { call, content: serialize(output), isError: false, correctable: false };
+    } catch (error) {
+      if (signal.aborted) throw abortReason(signal);
+      const retry = tool.retry;
+      if (retry !== undefined && attempt < retry.attempts) {
+        await context.clock.sleep(
+          backoffDelay(attempt, context.failover.random, { baseMs: retry.baseMs }),
+          signal,
+        );
+        continue;
+      }
+      const info = toErrorInfo(error);
+      return errorResult(context, call, info.code === 'timeout' ? 'timeout' : 'tool_failed', info.message);
+    }
   }
 }
 

@@ -23,8 +23,20 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly risk: ToolRisk;
   /** Milliseconds a call may run before it is aborted and fails. */
   readonly timeoutMs?: number;
+  /** Validates what `execute` returns; a mismatch is a failed call fed back to the model. */
+  readonly output?: z.ZodType;
+  /** Retries of a call that threw (not aborted), with exponential backoff and full jitter. */
+  readonly retry?: ToolRetry;
   // Method syntax on purpose: parameters are then checked bivariantly, so a Tool<{ q: string }> fits a Tool[].
   execute?(args: Input, context: ToolContext): Promise<Output> | Output;
+}
+
+/** How a failing tool call is retried: `attempts` more times, waiting `baseMs` × 2^n with full jitter. */
+export interface ToolRetry {
+  /** @default 2 */
+  readonly attempts: number;
+  /** @default 200 */
+  readonly baseMs: number;
 }
 
 /** What `defineTool` takes: a zod input schema, a description and an `execute` (none for deferred tools). */
@@ -35,6 +47,10 @@ export interface ToolDefinition<Schema extends z.ZodType, Output> {
   /** @default 'low' */
   readonly risk?: ToolRisk;
   readonly timeoutMs?: number;
+  /** A zod schema the tool's result must match. */
+  readonly output?: z.ZodType;
+  /** Retry a call that threw: `{ attempts?: 2, baseMs?: 200 }`. @default no retry */
+  readonly retry?: { readonly attempts?: number; readonly baseMs?: number };
   readonly execute?: (args: z.output<Schema>, context: ToolContext) => Promise<Output> | Output;
 }
 
@@ -46,6 +62,13 @@ const definitionSchema = z.object({
   input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'input must be a zod schema'),
   risk: z.enum(toolRisks).default('low'),
   timeoutMs: z.number().int().positive().optional(),
+  output: z
+    .custom<z.ZodType>((value) => value instanceof z.ZodType, 'output must be a zod schema')
+    .optional(),
+  retry: z
+    .object({ attempts: z.int().min(0).max(10).default(2), baseMs: z.int().min(0).default(200) })
+    .strict()
+    .optional(),
   execute: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function').optional(),
 });
 
@@ -57,5 +80,6 @@ export function defineTool<Schema extends z.ZodType, Output>(
   if (!parsed.success) {
     throw new RuntimeError('invalid_input', `defineTool: ${z.prettifyError(parsed.error)}`);
   }
-  return Object.freeze({ ...definition, risk: parsed.data.risk }) as Tool<z.output<Schema>, Output>;
+  const retry = parsed.data.retry === undefined ? {} : { retry: parsed.data.retry };
+  return Object.freeze({ ...definition, risk: parsed.data.risk, ...retry }) as Tool<z.output<Schema>, Output>;
 }
