@@ -92,9 +92,6 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
   };
 }
 
-/** The prepared statements of one database. */
-export type Statements = ReturnType<typeof prepareStatements>;
-
 type StatementName =
   | 'getSession'
   | 'putSession'
