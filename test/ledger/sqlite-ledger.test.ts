@@ -7,6 +7,7 @@ import { isRuntimeError, type RuntimeEvent } from 'agentlanes';
 import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { describeLedgerContract } from '../contracts/ledger.contract.js';
+import { errorOf, message } from '../contracts/ledger-fixtures.contract.js';
 
 const dirs: string[] = [];
 function tempPath(): string {
@@ -35,32 +36,15 @@ function event(cursor: number, fields: Partial<RuntimeEvent> & Pick<RuntimeEvent
   return { sessionKey: 's1', seq: cursor, cursor, at: cursor, ...fields } as RuntimeEvent;
 }
 
-async function errorOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe('createSqliteLedger', () => {
   it('keeps what was written when the file is opened again', async () => {
     const path = tempPath();
     const first = createSqliteLedger({ path });
-    await first.appendMessage({
-      sessionKey: 's1',
-      messageId: 'm1',
-      order: 1,
-      text: 'hi',
-      mode: 'collect',
-      status: 'pending',
-      acceptedAt: 5,
-    });
+    await first.appendMessage(message('s1', 'm1', 1));
     await first.appendEvents([event(1, { type: 'message.queued', messageId: 'm1', position: 1 })]);
     await first.close();
     const second = createSqliteLedger({ path });
-    expect((await second.listMessages('s1')).map((record) => record.text)).toEqual(['hi']);
+    expect((await second.listMessages('s1')).map((record) => record.text)).toEqual(['text m1']);
     expect(await second.lastCursor()).toBe(1);
     await second.close();
   });
@@ -83,15 +67,7 @@ describe('createSqliteLedger', () => {
   it('lets a reader open the file while a writer holds it', async () => {
     const path = tempPath();
     const writer = createSqliteLedger({ path });
-    await writer.appendMessage({
-      sessionKey: 's1',
-      messageId: 'm1',
-      order: 1,
-      text: 'hi',
-      mode: 'collect',
-      status: 'pending',
-      acceptedAt: 5,
-    });
+    await writer.appendMessage(message('s1', 'm1', 1));
     const reader = createSqliteLedger({ path, readonly: true });
     expect(await reader.listSessionsWithPending()).toEqual(['s1']);
     const refused = await errorOf(
@@ -183,15 +159,7 @@ describe('createSqliteLedger', () => {
 
   it('commits the writes of one event-loop turn together and rejects only the failing one', async () => {
     const ledger = createSqliteLedger({ path: tempPath() });
-    const record = {
-      sessionKey: 's1',
-      messageId: 'm1',
-      order: 1,
-      text: 'hi',
-      mode: 'collect',
-      status: 'pending' as const,
-      acceptedAt: 5,
-    };
+    const record = message('s1', 'm1', 1);
     const results = await Promise.allSettled([
       ledger.appendMessage(record),
       ledger.appendMessage({ ...record, messageId: 'dup' }),
