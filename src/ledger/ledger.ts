@@ -1,6 +1,14 @@
 import type { ErrorInfo } from '../core/errors.js';
 import type { RunStatus, RuntimeEvent } from '../core/events.js';
 import type { ToolCall, Usage } from '../core/model-types.js';
+import type {
+  CompensationRecord,
+  CompensationUpdate,
+  RememberedTools,
+  ToolCallKey,
+  ToolCallRecord,
+  ToolCallUpdate,
+} from './tool-call-records.js';
 
 /** The life of an accepted inbound message, as the inbox records it. */
 export const inboxStatuses = ['pending', 'steered', 'collected', 'consumed', 'dropped', 'cancelled'] as const;
@@ -34,11 +42,22 @@ export interface InboxUpdate {
   readonly summary?: string;
 }
 
-/** A run, open (`running`) or ended. `text` is the assistant text so far (the partial output of a crash). */
+/** A run that paused for an operator's decision or for tool results from outside; it survives a restart. */
+export const pausedRunStatuses = ['awaiting_approval', 'awaiting_tool_results'] as const;
+/** Why a run is paused. */
+export type PausedRunStatus = (typeof pausedRunStatuses)[number];
+
+/** The statuses of a run that has not ended. */
+export type OpenRunStatus = 'running' | PausedRunStatus;
+
+/**
+ * A run, open (`running` or paused) or ended. `text` is the assistant text so far (the partial output of a
+ * crash).
+ */
 export interface RunRecord {
   readonly runId: string;
   readonly sessionKey: string;
-  readonly status: RunStatus | 'running';
+  readonly status: RunStatus | OpenRunStatus;
   readonly messageIds: readonly string[];
   readonly provider: string;
   readonly model: string;
@@ -48,6 +67,13 @@ export interface RunRecord {
   readonly usage: Usage;
   readonly text: string;
   /** What the run's model calls cost, from the price table (unknown prices count 0). */
+  readonly cost?: number;
+}
+
+/** Where an open run stands: its assistant text, usage and cost so far. */
+export interface RunProgress {
+  readonly text: string;
+  readonly usage: Usage;
   readonly cost?: number;
 }
 
@@ -85,6 +111,8 @@ export interface SessionRecord {
   readonly epoch: number;
   readonly lastSeq: number;
   readonly updatedAt: number;
+  /** The session's own tool-policy layer (opaque JSON here; the runtime validates it). */
+  readonly toolPolicy?: unknown;
 }
 
 /**
@@ -104,6 +132,8 @@ export interface SessionState {
    * window survives a crash that happened before the session's snapshot was written.
    */
   readonly recent: readonly (readonly [string, number])[];
+  /** The session's paused run, if any, with the calls of the batch that paused it (position order). */
+  readonly paused?: { readonly run: RunRecord; readonly calls: readonly ToolCallRecord[] };
 }
 
 /** How many recent message ids `loadSession` returns. */
@@ -143,14 +173,39 @@ export interface Ledger {
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** A session's runs in start order. */
   listRuns(sessionKey: string): Promise<RunRecord[]>;
-  /** Every run still `running`, across sessions (what a crash left open). */
+  /** Every run still `running`, across sessions (what a crash left open). Paused runs are not listed. */
   listOpenRuns(): Promise<RunRecord[]>;
+  /** Every paused run, across sessions, in start order (what a restart must bring back as paused). */
+  listPausedRuns(): Promise<RunRecord[]>;
+  /**
+   * Pause an open run or resume a paused one (`running`); refused (`not_found`) for a run that is not open. With
+   * `progress`, the run's text, usage and cost so far are stored too (what a pause must keep for the resume).
+   */
+  setRunStatus(runId: string, status: OpenRunStatus, progress?: RunProgress): Promise<void>;
   /** The assistant text a run streamed so far, from its recorded deltas (the partial output of a crash). */
   runText(runId: string): Promise<string>;
 
   appendTurns(records: readonly TurnRecord[]): Promise<void>;
   /** A session's transcript in recorded order; with `last`, only its latest `last` turns. */
   listTurns(sessionKey: string, options?: { readonly last?: number }): Promise<TurnRecord[]>;
+  /** One run's turns in recorded order. */
+  listRunTurns(runId: string): Promise<TurnRecord[]>;
+
+  /** Record the calls of a batch that paused; a key already recorded is refused (`invalid_input`). */
+  putToolCalls(records: readonly ToolCallRecord[]): Promise<void>;
+  /** Change a recorded call; `not_found` when there is none with that key. */
+  updateToolCall(key: ToolCallKey, update: ToolCallUpdate): Promise<void>;
+  /** A run's recorded calls, by turn then position. */
+  listToolCalls(runId: string): Promise<ToolCallRecord[]>;
+  /** Tools approved with `remember`: `run` ones of this run, `session` ones of any run of the session. */
+  rememberedTools(sessionKey: string, runId: string): Promise<RememberedTools>;
+
+  /** Record the compensation of a call that succeeded; a `(runId, seq)` already recorded is refused. */
+  appendCompensation(record: CompensationRecord): Promise<void>;
+  /** Change a compensation after an undo attempt; `not_found` when there is none. */
+  updateCompensation(runId: string, seq: number, update: CompensationUpdate): Promise<void>;
+  /** A run's compensations by `seq`. */
+  listCompensations(runId: string): Promise<CompensationRecord[]>;
 
   /** Append events whose `cursor` and `seq` the runtime already stamped (cursors strictly increasing). */
   appendEvents(events: readonly RuntimeEvent[]): Promise<void>;

@@ -4,11 +4,12 @@ import {
   recentLimit,
   type InboxRecord,
   type Ledger,
-  type RunRecord,
   type SessionRecord,
   type SessionState,
   type TurnRecord,
 } from './ledger.js';
+import { createMemoryRuns } from './memory-runs.js';
+import { createMemoryToolCalls } from './memory-tool-calls.js';
 
 /** A session as stored: the snapshot kept as JSON text, like SQLite does, so idle sessions stay small. */
 interface StoredSession {
@@ -18,6 +19,7 @@ interface StoredSession {
   readonly epoch: number;
   readonly lastSeq: number;
   readonly updatedAt: number;
+  readonly toolPolicyJson: string | undefined;
 }
 
 /** A session's inbox: records in `order`, and each message id's position in that list. */
@@ -42,11 +44,6 @@ function firstAfter(events: readonly RuntimeEvent[], after: number): number {
     else low = middle + 1;
   }
   return low;
-}
-
-function copyRun(record: RunRecord): RunRecord {
-  const copy: RunRecord = { ...record, messageIds: [...record.messageIds], usage: { ...record.usage } };
-  return record.error ? { ...copy, error: { ...record.error } } : copy;
 }
 
 function copyTurn(record: TurnRecord): TurnRecord {
@@ -81,10 +78,8 @@ export function createMemoryLedger(): Ledger {
   let closed = false;
   const sessions = new Map<string, StoredSession>();
   const inboxes = new Map<string, Inbox>();
-  const runs = new Map<string, RunRecord>();
-  const runsBySession = new Map<string, string[]>();
-  const openRuns = new Set<string>();
   const turns = new Map<string, TurnRecord[]>();
+  const turnsByRun = new Map<string, TurnRecord[]>();
   const profileStates = new Map<string, string>();
   // Events are immutable once emitted, so they are stored as given (no copy): the hot path.
   let events: RuntimeEvent[] = [];
@@ -106,6 +101,9 @@ export function createMemoryLedger(): Ledger {
     }
   };
 
+  const toolCalls = createMemoryToolCalls(perform);
+  const runs = createMemoryRuns(perform, toolCalls.latestBatch);
+
   /** A session's records still to run: pending ones, and steered ones that no recorded turn admitted. */
   const pendingOf = (sessionKey: string, records: readonly InboxRecord[]): InboxRecord[] => {
     let admitted: Set<string> | undefined;
@@ -124,6 +122,9 @@ export function createMemoryLedger(): Ledger {
     epoch: stored.epoch,
     lastSeq: stored.lastSeq,
     updatedAt: stored.updatedAt,
+    ...(stored.toolPolicyJson === undefined
+      ? {}
+      : { toolPolicy: JSON.parse(stored.toolPolicyJson) as unknown }),
   });
 
   return {
@@ -137,6 +138,7 @@ export function createMemoryLedger(): Ledger {
       perform((): SessionState => {
         const stored = sessions.get(sessionKey);
         const records = inboxes.get(sessionKey)?.records ?? [];
+        const paused = runs.pausedOf(sessionKey);
         return {
           record: stored && toSessionRecord(stored),
           lastSeq: eventsBySession.get(sessionKey)?.lastSeq ?? 0,
@@ -144,6 +146,7 @@ export function createMemoryLedger(): Ledger {
           lastOrder: records.at(-1)?.order ?? 0,
           pending: pendingOf(sessionKey, records),
           recent: records.slice(-recentLimit).map((record) => [record.messageId, record.acceptedAt] as const),
+          ...(paused === undefined ? {} : { paused }),
         };
       }),
 
@@ -161,6 +164,7 @@ export function createMemoryLedger(): Ledger {
           epoch: record.epoch,
           lastSeq: record.lastSeq,
           updatedAt: record.updatedAt,
+          toolPolicyJson: record.toolPolicy === undefined ? undefined : JSON.stringify(record.toolPolicy),
         });
       }),
 
@@ -212,41 +216,7 @@ export function createMemoryLedger(): Ledger {
         return statuses ? records.filter((record) => statuses.includes(record.status)) : records.slice();
       }),
 
-    openRun: (record) =>
-      perform(() => {
-        if (runs.has(record.runId)) {
-          throw new RuntimeError('invalid_input', `run ${record.runId} is already recorded`, {
-            details: { runId: record.runId },
-          });
-        }
-        runs.set(record.runId, copyRun(record));
-        entryFor(runsBySession, record.sessionKey, createList<string>).push(record.runId);
-        if (record.status === 'running') openRuns.add(record.runId);
-      }),
-
-    closeRun: (runId, close) =>
-      perform(() => {
-        const current = runs.get(runId);
-        if (!current) throw new RuntimeError('not_found', `no run ${runId}`, { details: { runId } });
-        const { error: _previousError, ...rest } = current;
-        runs.set(runId, {
-          ...rest,
-          status: close.status,
-          endedAt: close.endedAt,
-          text: close.text,
-          usage: { ...close.usage },
-          ...(close.cost === undefined ? {} : { cost: close.cost }),
-          ...(close.error ? { error: { ...close.error } } : {}),
-        });
-        openRuns.delete(runId);
-      }),
-
-    getRun: (runId) => perform(() => runs.get(runId)),
-
-    listRuns: (sessionKey) =>
-      perform(() => (runsBySession.get(sessionKey) ?? []).map((runId) => runs.get(runId) as RunRecord)),
-
-    listOpenRuns: () => perform(() => [...openRuns].map((runId) => runs.get(runId) as RunRecord)),
+    ...runs.methods,
 
     runText: (runId) =>
       perform(() => {
@@ -259,8 +229,11 @@ export function createMemoryLedger(): Ledger {
 
     appendTurns: (records) =>
       perform(() => {
-        for (const record of records)
-          entryFor(turns, record.sessionKey, createList<TurnRecord>).push(copyTurn(record));
+        for (const record of records) {
+          const copy = copyTurn(record);
+          entryFor(turns, record.sessionKey, createList<TurnRecord>).push(copy);
+          entryFor(turnsByRun, record.runId, createList<TurnRecord>).push(copy);
+        }
       }),
 
     listTurns: (sessionKey, options) =>
@@ -269,6 +242,10 @@ export function createMemoryLedger(): Ledger {
         const last = options?.last;
         return last === undefined ? all.slice() : last <= 0 ? [] : all.slice(-last);
       }),
+
+    listRunTurns: (runId) => perform(() => (turnsByRun.get(runId) ?? []).slice()),
+
+    ...toolCalls.methods,
 
     appendEvents: (batch) =>
       perform(() => {

@@ -1,13 +1,19 @@
-import Database from 'better-sqlite3';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import { createDeltaCoalescer, coalesceMs } from './delta-coalescer.js';
 import { createGroupCommit } from './group-commit.js';
-import { recentLimit, type Ledger, type SessionState, type TurnRecord } from './ledger.js';
-import { acquireWriterLock, type WriterLock } from './sqlite-lock.js';
-import { migrate, schemaVersion } from './sqlite-schema.js';
-import { openRunRow, runCloseRow, inboxRow, sessionRow, turnRow, eventRow } from './sqlite-params.js';
+import { pausedRunStatuses, recentLimit, type Ledger, type SessionState, type TurnRecord } from './ledger.js';
 import {
+  openRunRow,
+  runCloseRow,
+  runStatusRow,
+  inboxRow,
+  sessionRow,
+  turnRow,
+  eventRow,
+} from './sqlite-params.js';
+import {
+  constraint,
   corrupt,
   toEvent,
   toInboxRecord,
@@ -20,7 +26,9 @@ import {
   type SessionRow,
   type TurnRow,
 } from './sqlite-rows.js';
+import { openDatabase } from './sqlite-open.js';
 import { prepareStatements } from './sqlite-statements.js';
+import { createSqliteToolCalls } from './sqlite-tool-calls.js';
 
 /** Options of the SQLite ledger. */
 export interface SqliteLedgerOptions {
@@ -32,59 +40,15 @@ export interface SqliteLedgerOptions {
   readonly readonly?: boolean;
 }
 
-function open(options: SqliteLedgerOptions): { db: Database.Database; lock: WriterLock | undefined } {
-  const { path } = options;
-  if (options.readonly === true) {
-    let db: Database.Database;
-    try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
-    } catch (error) {
-      throw new RuntimeError('not_found', `no ledger at ${path}`, { cause: error });
-    }
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version !== schemaVersion) {
-      db.close();
-      throw new RuntimeError(
-        'ledger_version',
-        `${path} has schema version ${version}, this agentlanes reads ${schemaVersion}`,
-      );
-    }
-    return { db, lock: undefined };
-  }
-  const lock = path === ':memory:' ? undefined : acquireWriterLock(path);
-  try {
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
-    db.pragma('busy_timeout = 5000');
-    migrate(db, path);
-    return { db, lock };
-  } catch (error) {
-    lock?.release();
-    throw error;
-  }
-}
-
-/** Map a constraint failure (a duplicate key) to `invalid_input`; other errors pass through. */
-function constraint(what: string, work: () => void): () => void {
-  return () => {
-    try {
-      work();
-    } catch (error) {
-      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') === true) {
-        throw new RuntimeError('invalid_input', `${what} is already recorded`, { cause: error });
-      }
-      throw error;
-    }
-  };
-}
+/** The statuses `setRunStatus` moves a run between. */
+const openStatuses = new Set<string>(['running', ...pausedRunStatuses]);
 
 /**
  * The embedded ledger on SQLite (better-sqlite3, WAL). Writes are group-committed (one transaction per event-loop
  * turn), token deltas are stored coalesced, and one process at a time may write a file (`ledger_locked`).
  */
 export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
-  const { db, lock } = open(options);
+  const { db, lock } = openDatabase(options);
   const sql = prepareStatements(db);
   const commits = createGroupCommit(db, (flush) => setImmediate(flush));
   const deltas = createDeltaCoalescer();
@@ -124,6 +88,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     drainTimer.unref();
   };
 
+  const toolCalls = createSqliteToolCalls({ db, write, read });
+
   function admitted(sessionKey: string): Set<string> {
     const ids = new Set<string>();
     for (const row of sql.admittedTurns.all(sessionKey) as { extra: string }[]) {
@@ -147,6 +113,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     const steered = toRun.some((record) => record.status === 'steered')
       ? admitted(sessionKey)
       : new Set<string>();
+    const paused = sql.pausedRunOf.get(sessionKey) as RunRow | undefined;
     return {
       record: row === undefined ? undefined : toSessionRecord(row),
       lastSeq: (sql.lastSeq.get({ key: sessionKey }) as { seq: number }).seq,
@@ -155,6 +122,9 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       recent: (
         sql.recentIds.all(sessionKey, recentLimit) as { message_id: string; accepted_at: number }[]
       ).map((row) => [row.message_id, row.accepted_at] as const),
+      ...(paused === undefined
+        ? {}
+        : { paused: { run: toRunRecord(paused), calls: toolCalls.latestBatch(paused.run_id) } }),
     };
   }
 
@@ -215,6 +185,16 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       }),
     listRuns: (sessionKey) => read(() => (sql.listRuns.all(sessionKey) as RunRow[]).map(toRunRecord)),
     listOpenRuns: () => read(() => (sql.listOpenRuns.all() as RunRow[]).map(toRunRecord)),
+    listPausedRuns: () => read(() => (sql.listPausedRuns.all() as RunRow[]).map(toRunRecord)),
+    setRunStatus: (runId, status, progress) =>
+      write(() => {
+        if (!openStatuses.has(status)) {
+          throw new RuntimeError('invalid_input', `"${String(status)}" is not the status of an open run`);
+        }
+        if (sql.setRunStatus.run(runStatusRow(runId, status, progress)).changes === 0) {
+          throw new RuntimeError('not_found', `no open run "${runId}"`, { details: { runId } });
+        }
+      }, 'one'),
     runText: (runId) =>
       read(() =>
         (sql.runDeltas.all(runId) as { body: string }[])
@@ -239,6 +219,9 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
         const rows = last === undefined ? sql.listTurns.all(sessionKey) : sql.lastTurns.all(sessionKey, last);
         return (rows as TurnRow[]).map(toTurnRecord);
       }),
+    listRunTurns: (runId) => read(() => (sql.listRunTurns.all(runId) as TurnRow[]).map(toTurnRecord)),
+
+    ...toolCalls.methods,
 
     appendEvents(events) {
       const refused = refusal();

@@ -1,5 +1,13 @@
 import type { RuntimeEvent } from '../core/events.js';
-import type { InboxRecord, RunClose, RunRecord, SessionRecord, TurnRecord } from './ledger.js';
+import type {
+  InboxRecord,
+  OpenRunStatus,
+  RunClose,
+  RunProgress,
+  RunRecord,
+  SessionRecord,
+  TurnRecord,
+} from './ledger.js';
 import { eventBody, turnExtra } from './sqlite-rows.js';
 
 /** Statement parameters for each record (records -> rows; sqlite-rows.ts goes the other way). */
@@ -12,6 +20,7 @@ export function sessionRow(record: SessionRecord) {
     epoch: record.epoch,
     last_seq: record.lastSeq,
     updated_at: record.updatedAt,
+    tool_policy: record.toolPolicy === undefined ? null : JSON.stringify(record.toolPolicy),
   };
 }
 
@@ -62,6 +71,18 @@ export function runCloseRow(runId: string, close: RunClose) {
     cost: close.cost ?? null,
     error_code: close.error?.code ?? null,
     error_message: close.error?.message ?? null,
+  };
+}
+
+/** A status change, with the progress to store (NULL columns keep what is stored). */
+export function runStatusRow(runId: string, status: OpenRunStatus, progress: RunProgress | undefined) {
+  return {
+    run_id: runId,
+    status,
+    text: progress?.text ?? null,
+    input_tokens: progress?.usage.inputTokens ?? null,
+    output_tokens: progress?.usage.outputTokens ?? null,
+    cost: progress?.cost ?? null,
   };
 }
 

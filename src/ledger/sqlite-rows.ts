@@ -3,6 +3,7 @@ import { errorCodes, type ErrorCode } from '../core/errors.js';
 import { eventTypes, runStatuses, type RuntimeEvent } from '../core/events.js';
 import {
   inboxStatuses,
+  pausedRunStatuses,
   type InboxRecord,
   type RunRecord,
   type SessionRecord,
@@ -17,6 +18,7 @@ export interface SessionRow {
   epoch: number;
   last_seq: number;
   updated_at: number;
+  tool_policy: string | null;
 }
 export interface InboxRow {
   session_key: string;
@@ -69,7 +71,7 @@ export interface EventRow {
 
 const knownEventTypes = new Set<string>(eventTypes);
 const knownInboxStatuses = new Set<string>(inboxStatuses);
-const knownRunStatuses = new Set<string>([...runStatuses, 'running']);
+const knownRunStatuses = new Set<string>([...runStatuses, 'running', ...pausedRunStatuses]);
 const knownErrorCodes = new Set<string>(errorCodes);
 
 /** A row that cannot be read: `ledger_corrupt`, naming the table and the row. */
@@ -77,7 +79,21 @@ export function corrupt(table: string, row: string, problem: string): RuntimeErr
   return new RuntimeError('ledger_corrupt', `${table} row ${row}: ${problem}`, { details: { table, row } });
 }
 
-function parseJson(table: string, row: string, column: string, text: string): unknown {
+/** Map a constraint failure (a duplicate key) to `invalid_input`; other errors pass through. */
+export function constraint(what: string, work: () => void): () => void {
+  return () => {
+    try {
+      work();
+    } catch (error) {
+      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') === true) {
+        throw new RuntimeError('invalid_input', `${what} is already recorded`, { cause: error });
+      }
+      throw error;
+    }
+  };
+}
+
+export function parseJson(table: string, row: string, column: string, text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -85,7 +101,7 @@ function parseJson(table: string, row: string, column: string, text: string): un
   }
 }
 
-function optional<K extends string, V>(key: K, value: V | null): { [P in K]?: V } {
+export function optional<K extends string, V>(key: K, value: V | null): { [P in K]?: V } {
   return (value === null ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
@@ -98,6 +114,9 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
     epoch: row.epoch,
     lastSeq: row.last_seq,
     updatedAt: row.updated_at,
+    ...(row.tool_policy === null
+      ? {}
+      : { toolPolicy: parseJson('sessions', name, 'tool_policy', row.tool_policy) }),
   };
 }
 

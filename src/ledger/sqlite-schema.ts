@@ -1,8 +1,11 @@
 import type Database from 'better-sqlite3';
 import { RuntimeError } from '../core/errors.js';
 
-/** Schema changes, in order; `PRAGMA user_version` records how many have been applied. */
-const migrations: readonly string[] = [
+/**
+ * Schema changes, in order; `PRAGMA user_version` records how many have been applied. A shipped migration is
+ * never edited: a change is a new one (tests rebuild old versions from these to check the upgrade).
+ */
+export const migrations: readonly string[] = [
   `
   CREATE TABLE sessions (
     session_key TEXT PRIMARY KEY,
@@ -99,6 +102,47 @@ const migrations: readonly string[] = [
     requested_at INTEGER NOT NULL,
     resolved_at INTEGER
   );
+  `,
+  // 2: paused tool batches and undo. `approvals` and `deferred_calls` were placeholders nothing ever wrote.
+  `
+  ALTER TABLE sessions ADD COLUMN tool_policy TEXT;
+  DROP TABLE approvals;
+  DROP TABLE deferred_calls;
+  CREATE TABLE tool_calls (
+    run_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    session_key TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    decision TEXT,
+    remember TEXT,
+    result TEXT,
+    requested_at INTEGER NOT NULL,
+    resolved_at INTEGER,
+    PRIMARY KEY (run_id, turn, position)
+  );
+  CREATE INDEX tool_calls_remembered ON tool_calls (session_key, remember, tool) WHERE remember IS NOT NULL;
+  CREATE TABLE compensations (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    session_key TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT,
+    result TEXT,
+    status TEXT NOT NULL,
+    error_code TEXT,
+    error_message TEXT,
+    recorded_at INTEGER NOT NULL,
+    undone_at INTEGER,
+    PRIMARY KEY (run_id, seq)
+  );
+  CREATE INDEX runs_paused ON runs (status) WHERE status IN ('awaiting_approval', 'awaiting_tool_results');
+  CREATE INDEX turns_by_run ON turns (run_id, id);
   `,
 ];
 

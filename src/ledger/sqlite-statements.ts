@@ -1,15 +1,21 @@
 import type Database from 'better-sqlite3';
 
+/** The paused statuses as written in SQL (the `runs_paused` index has this very term, so queries can use it). */
+const paused = "('awaiting_approval', 'awaiting_tool_results')";
+/** The statuses of a run that has not ended. */
+const open = "('running', 'awaiting_approval', 'awaiting_tool_results')";
+
 /** Every statement the SQLite ledger runs, prepared once. */
 export function prepareStatements(db: Database.Database): Record<StatementName, Database.Statement> {
   const prepare = (sql: string): Database.Statement => db.prepare(sql);
   return {
     getSession: prepare('SELECT * FROM sessions WHERE session_key = ?'),
     putSession: prepare(
-      `INSERT INTO sessions (session_key, override, snapshot, epoch, last_seq, updated_at)
-       VALUES (@session_key, @override, @snapshot, @epoch, @last_seq, @updated_at)
+      `INSERT INTO sessions (session_key, override, snapshot, epoch, last_seq, updated_at, tool_policy)
+       VALUES (@session_key, @override, @snapshot, @epoch, @last_seq, @updated_at, @tool_policy)
        ON CONFLICT (session_key) DO UPDATE SET override = excluded.override, snapshot = excluded.snapshot,
-         epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
+         epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at,
+         tool_policy = excluded.tool_policy`,
     ),
     listSessions: prepare('SELECT * FROM sessions'),
     lastSeq: prepare(
@@ -59,6 +65,17 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
     getRun: prepare('SELECT * FROM runs WHERE run_id = ?'),
     listRuns: prepare('SELECT * FROM runs WHERE session_key = ? ORDER BY rowid'),
     listOpenRuns: prepare("SELECT * FROM runs WHERE status = 'running' ORDER BY rowid"),
+    listPausedRuns: prepare(`SELECT * FROM runs WHERE status IN ${paused} ORDER BY rowid`),
+    pausedRunOf: prepare(
+      `SELECT * FROM runs WHERE session_key = ? AND status IN ${paused} ORDER BY rowid DESC LIMIT 1`,
+    ),
+    // NULL progress keeps what is stored: a status change alone leaves text, usage and cost as they were.
+    setRunStatus: prepare(
+      `UPDATE runs SET status = @status, text = coalesce(@text, text),
+         input_tokens = coalesce(@input_tokens, input_tokens), output_tokens = coalesce(@output_tokens, output_tokens),
+         cost = coalesce(@cost, cost)
+       WHERE run_id = @run_id AND status IN ${open}`,
+    ),
     runDeltas: prepare(
       "SELECT body FROM events WHERE run_id = ? AND type = 'assistant.delta' ORDER BY cursor",
     ),
@@ -67,6 +84,7 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
        VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
     ),
     listTurns: prepare('SELECT * FROM turns WHERE session_key = ? ORDER BY id'),
+    listRunTurns: prepare('SELECT * FROM turns WHERE run_id = ? ORDER BY id'),
     lastTurns: prepare(
       'SELECT * FROM (SELECT * FROM turns WHERE session_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
     ),
@@ -109,9 +127,13 @@ type StatementName =
   | 'getRun'
   | 'listRuns'
   | 'listOpenRuns'
+  | 'listPausedRuns'
+  | 'pausedRunOf'
+  | 'setRunStatus'
   | 'runDeltas'
   | 'appendTurn'
   | 'listTurns'
+  | 'listRunTurns'
   | 'lastTurns'
   | 'appendEvent'
   | 'readEvents'

@@ -1,10 +1,7 @@
+import { approvalMemories, type ApprovalMemory } from '../core/approvals.js';
 import { compileToolPatterns } from './tool-pattern.js';
 
-/** How long an operator's approval of a tool lasts when they ask for it to be remembered. */
-export const approvalMemories = ['run', 'session'] as const;
-
-/** `run` skips later approvals of that tool in the run, `session` for the rest of the session. */
-export type ApprovalMemory = (typeof approvalMemories)[number];
+export { approvalMemories, type ApprovalMemory };
 
 /** What `needsApproval` looks at for one tool call. */
 export interface ApprovalInput {

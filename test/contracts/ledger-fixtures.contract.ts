@@ -1,5 +1,13 @@
 import type { RuntimeEvent } from '../../src/core/events.js';
-import type { InboxRecord, Ledger, RunRecord, SessionRecord, TurnRecord } from '../../src/ledger/index.js';
+import type {
+  CompensationRecord,
+  InboxRecord,
+  Ledger,
+  RunRecord,
+  SessionRecord,
+  ToolCallRecord,
+  TurnRecord,
+} from '../../src/ledger/index.js';
 
 /** How an area's tests reach the ledger the contract made for the current test. */
 export type CurrentLedger = () => Ledger;
@@ -52,6 +60,50 @@ export function turn(
   extra: Partial<TurnRecord> = {},
 ): TurnRecord {
   return { sessionKey, runId, index, role: 'assistant', content: `turn ${index}`, at: 200 + index, ...extra };
+}
+
+/** A call of a paused batch, waiting for approval, with nested args (id and args name its key). */
+export function toolCall(
+  sessionKey: string,
+  runId: string,
+  turn: number,
+  position: number,
+  extra: Partial<ToolCallRecord> = {},
+): ToolCallRecord {
+  return {
+    sessionKey,
+    runId,
+    turn,
+    position,
+    toolCallId: `call-${turn}-${position}`,
+    tool: 'search',
+    args: { q: `query ${turn}.${position}`, nested: [1, { deep: true }], none: null },
+    kind: 'approval',
+    status: 'pending',
+    requestedAt: 300 + 10 * turn + position,
+    ...extra,
+  };
+}
+
+/** A pending compensation of `runId`, with args and a nested result. */
+export function compensation(
+  sessionKey: string,
+  runId: string,
+  seq: number,
+  extra: Partial<CompensationRecord> = {},
+): CompensationRecord {
+  return {
+    sessionKey,
+    runId,
+    seq,
+    toolCallId: `call-${seq}`,
+    tool: 'book',
+    args: { room: `room ${seq}`, nights: [1, 2] },
+    result: { bookingId: `b${seq}`, total: { amount: 120, currency: 'EUR' } },
+    status: 'pending',
+    recordedAt: 400 + seq,
+    ...extra,
+  };
 }
 
 /**

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
+import type { TurnRecord } from '../../src/ledger/index.js';
 import { type CurrentLedger, errorOf, run, turn } from './ledger-fixtures.contract.js';
 
-/** Runs and turns (the transcript). */
+const usage = { inputTokens: 4, outputTokens: 2 };
+
+/** Runs (open, paused, ended) and turns (the transcript). */
 export function describeRunsContract(current: CurrentLedger): void {
   describe('runs', () => {
     it('round-trips an open run and closes it with its outcome', async () => {
@@ -61,6 +64,85 @@ export function describeRunsContract(current: CurrentLedger): void {
     });
   });
 
+  describe('paused runs', () => {
+    it('lists paused runs in start order across sessions and keeps them out of listOpenRuns', async () => {
+      const ledger = current();
+      for (const [key, runId, startedAt] of [
+        ['s1', 'r1', 100],
+        ['s2', 'r2', 200],
+        ['s1', 'r3', 300],
+        ['s3', 'r4', 400],
+      ] as const) {
+        await ledger.openRun(run(key, runId, startedAt));
+      }
+      await ledger.openRun({ ...run('s4', 'r5', 500), status: 'awaiting_approval' });
+      await ledger.setRunStatus('r3', 'awaiting_tool_results');
+      await ledger.setRunStatus('r1', 'awaiting_approval');
+      expect(await ledger.listPausedRuns()).toEqual([
+        { ...run('s1', 'r1', 100), status: 'awaiting_approval' },
+        { ...run('s1', 'r3', 300), status: 'awaiting_tool_results' },
+        { ...run('s4', 'r5', 500), status: 'awaiting_approval' },
+      ]);
+      expect((await ledger.listOpenRuns()).map((record) => record.runId)).toEqual(['r2', 'r4']);
+      await ledger.setRunStatus('r1', 'running');
+      await ledger.setRunStatus('r3', 'awaiting_approval');
+      expect((await ledger.listPausedRuns()).map((record) => [record.runId, record.status])).toEqual([
+        ['r3', 'awaiting_approval'],
+        ['r5', 'awaiting_approval'],
+      ]);
+      expect((await ledger.listOpenRuns()).map((record) => record.runId)).toEqual(['r1', 'r2', 'r4']);
+      expect(await ledger.getRun('r1')).toEqual(run('s1', 'r1', 100));
+    });
+
+    it('stores the progress given with a status change and keeps it when none is given', async () => {
+      const ledger = current();
+      await ledger.openRun(run('s1', 'r1'));
+      await ledger.setRunStatus('r1', 'awaiting_tool_results', { text: 'so far', usage, cost: 0.25 });
+      const paused = { ...run('s1', 'r1'), status: 'awaiting_tool_results' as const };
+      expect(await ledger.getRun('r1')).toEqual({ ...paused, text: 'so far', usage, cost: 0.25 });
+      await ledger.setRunStatus('r1', 'running');
+      expect(await ledger.getRun('r1')).toEqual({
+        ...paused,
+        status: 'running',
+        text: 'so far',
+        usage,
+        cost: 0.25,
+      });
+      const more = { inputTokens: 9, outputTokens: 5 };
+      await ledger.setRunStatus('r1', 'awaiting_approval', { text: 'so far, more', usage: more, cost: 0.5 });
+      expect(await ledger.getRun('r1')).toMatchObject({ text: 'so far, more', usage: more, cost: 0.5 });
+    });
+
+    it('rejects setRunStatus with not_found when the run is unknown or has ended', async () => {
+      const ledger = current();
+      await ledger.openRun(run('s1', 'r1'));
+      await ledger.closeRun('r1', { status: 'completed', endedAt: 900, text: 'done', usage });
+      for (const runId of ['r1', 'ghost']) {
+        const error = await errorOf(ledger.setRunStatus(runId, 'awaiting_approval'));
+        expect(isRuntimeError(error, 'not_found')).toBe(true);
+      }
+      expect((await ledger.getRun('r1'))?.status).toBe('completed');
+      expect(await ledger.listPausedRuns()).toEqual([]);
+    });
+
+    it('closes a paused run when it is aborted', async () => {
+      const ledger = current();
+      await ledger.openRun(run('s1', 'r1'));
+      await ledger.setRunStatus('r1', 'awaiting_approval');
+      await ledger.closeRun('r1', { status: 'aborted', endedAt: 900, text: 'partial', usage });
+      expect(await ledger.getRun('r1')).toEqual({
+        ...run('s1', 'r1'),
+        status: 'aborted',
+        endedAt: 900,
+        text: 'partial',
+        usage,
+      });
+      expect(await ledger.listPausedRuns()).toEqual([]);
+      expect(await ledger.listOpenRuns()).toEqual([]);
+      expect(await ledger.loadSession('s1')).not.toHaveProperty('paused');
+    });
+  });
+
   describe('turns', () => {
     it('lists turns in recorded order for the session only when appended in batches', async () => {
       const ledger = current();
@@ -102,6 +184,21 @@ export function describeRunsContract(current: CurrentLedger): void {
       args.q = 'mutated';
       const stored = (await current().listTurns('s1'))[0];
       expect(stored?.toolCalls?.[0]?.args).toEqual({ q: 'x' });
+    });
+
+    it("lists one run's turns in recorded order when runs and sessions interleave", async () => {
+      const ledger = current();
+      const r1 = [
+        turn('s1', 'r1', 0, { role: 'user', messageIds: ['m1'] }),
+        turn('s1', 'r1', 1, { toolCalls: [{ id: 'c1', name: 'search', args: { q: 'x' } }] }),
+        turn('s1', 'r1', 2, { role: 'tool', toolCallId: 'c1', tool: 'search', isError: false }),
+      ];
+      await ledger.appendTurns([r1[0] as TurnRecord, turn('s1', 'r2', 0)]);
+      await ledger.appendTurns([turn('s2', 'r9', 0), r1[1] as TurnRecord]);
+      await ledger.appendTurns([r1[2] as TurnRecord]);
+      expect(await ledger.listRunTurns('r1')).toEqual(r1);
+      expect(await ledger.listRunTurns('r2')).toEqual([turn('s1', 'r2', 0)]);
+      expect(await ledger.listRunTurns('ghost')).toEqual([]);
     });
   });
 }

@@ -35,12 +35,32 @@ export function describeSessionsContract(current: CurrentLedger): void {
       expect(keys).toEqual(['a', 'b']);
     });
 
+    it('round-trips the tool policy everywhere a session is read, and keeps its absence', async () => {
+      const ledger = current();
+      const toolPolicy = { allow: ['search', 'fetch'], approve: { write: { remember: 'run' } }, max: 3 };
+      await ledger.putSession(session('s1', { toolPolicy }));
+      await ledger.putSession(session('s2'));
+      expect(await ledger.getSession('s1')).toEqual(session('s1', { toolPolicy }));
+      expect((await ledger.loadSession('s1')).record).toEqual(session('s1', { toolPolicy }));
+      const listed = new Map((await ledger.listSessions()).map((record) => [record.sessionKey, record]));
+      expect(listed.get('s1')).toEqual(session('s1', { toolPolicy }));
+      expect(listed.get('s2')).not.toHaveProperty('toolPolicy');
+      expect(await ledger.getSession('s2')).not.toHaveProperty('toolPolicy');
+      expect((await ledger.loadSession('s2')).record).not.toHaveProperty('toolPolicy');
+      await ledger.putSession(session('s1', { epoch: 2 }));
+      expect(await ledger.getSession('s1')).not.toHaveProperty('toolPolicy');
+    });
+
     it('keeps its own copy when the caller mutates the record after putting it', async () => {
       const record = session('s1');
       await current().putSession(record);
       (record.snapshot as { value: string }).value = 'mutated';
       (record.override as Record<string, unknown>)['mode'] = 'mutated';
       expect(await current().getSession('s1')).toEqual(session('s1'));
+      const withPolicy = session('s2', { toolPolicy: { allow: ['search'] } });
+      await current().putSession(withPolicy);
+      (withPolicy.toolPolicy as { allow: string[] }).allow.push('mutated');
+      expect((await current().getSession('s2'))?.toolPolicy).toEqual({ allow: ['search'] });
     });
   });
 

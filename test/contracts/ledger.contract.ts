@@ -2,11 +2,22 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
 import type { Ledger } from '../../src/ledger/index.js';
 import { describeEventsContract } from './ledger-events.contract.js';
-import { errorOf, event, message, run, session, turn } from './ledger-fixtures.contract.js';
+import { describeCompensationsContract } from './ledger-compensations.contract.js';
+import {
+  compensation,
+  errorOf,
+  event,
+  message,
+  run,
+  session,
+  toolCall,
+  turn,
+} from './ledger-fixtures.contract.js';
 import { describeInboxContract } from './ledger-inbox.contract.js';
 import { describeRecoveryContract } from './ledger-recovery.contract.js';
 import { describeRunsContract } from './ledger-runs.contract.js';
 import { describeSessionsContract } from './ledger-sessions.contract.js';
+import { describeToolCallsContract } from './ledger-tool-calls.contract.js';
 
 /** A closed ledger rejects every method with runtime_closed. */
 function describeCloseContract(current: () => Ledger): void {
@@ -29,10 +40,20 @@ function describeCloseContract(current: () => Ledger): void {
         () => ledger.getRun('r1'),
         () => ledger.listRuns('s1'),
         () => ledger.listOpenRuns(),
+        () => ledger.listPausedRuns(),
+        () => ledger.setRunStatus('r1', 'awaiting_approval'),
         () => ledger.runText('r1'),
         () => ledger.appendTurns([turn('s1', 'r1', 0)]),
         () => ledger.listTurns('s1'),
         () => ledger.listTurns('s1', { last: 1 }),
+        () => ledger.listRunTurns('r1'),
+        () => ledger.putToolCalls([toolCall('s1', 'r1', 1, 0)]),
+        () => ledger.updateToolCall({ runId: 'r1', turn: 1, position: 0 }, { status: 'cancelled' }),
+        () => ledger.listToolCalls('r1'),
+        () => ledger.rememberedTools('s1', 'r1'),
+        () => ledger.appendCompensation(compensation('s1', 'r1', 1)),
+        () => ledger.updateCompensation('r1', 1, { status: 'done', undoneAt: 1 }),
+        () => ledger.listCompensations('r1'),
         () => ledger.appendEvents([event(1, 's1', 1)]),
         () => ledger.readEvents({}),
         () => ledger.lastCursor(),
@@ -73,6 +94,8 @@ export function describeLedgerContract(
     describeSessionsContract(current);
     describeInboxContract(current);
     describeRunsContract(current);
+    describeToolCallsContract(current);
+    describeCompensationsContract(current);
     describeEventsContract(current);
     describeRecoveryContract(current);
     describeCloseContract(current);

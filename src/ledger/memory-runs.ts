@@ -1,0 +1,114 @@
+import { RuntimeError } from '../core/errors.js';
+import { pausedRunStatuses, type Ledger, type RunRecord, type SessionState } from './ledger.js';
+import type { Perform } from './memory-tool-calls.js';
+import type { ToolCallRecord } from './tool-call-records.js';
+
+/** The ledger methods for runs. */
+type RunMethods = Pick<
+  Ledger,
+  'openRun' | 'closeRun' | 'getRun' | 'listRuns' | 'listOpenRuns' | 'listPausedRuns' | 'setRunStatus'
+>;
+
+/** The run methods of the memory ledger, and what its `loadSession` reads of them. */
+export interface MemoryRuns {
+  readonly methods: RunMethods;
+  /** The session's paused run (the latest started if several) with the calls of its latest batch. */
+  readonly pausedOf: (sessionKey: string) => SessionState['paused'];
+}
+
+const pausedStatuses = new Set<string>(pausedRunStatuses);
+/** The statuses of a run that has not ended: `setRunStatus` moves a run between them. */
+const openStatuses = new Set<string>(['running', ...pausedRunStatuses]);
+
+function copyRun(record: RunRecord): RunRecord {
+  const copy: RunRecord = { ...record, messageIds: [...record.messageIds], usage: { ...record.usage } };
+  return record.error ? { ...copy, error: { ...record.error } } : copy;
+}
+
+/**
+ * Keep runs in memory. Records are copied on the way in and replaced, never mutated, afterwards, so records
+ * already handed out do not change under their holders. `latestBatch` gives a run's latest paused calls.
+ */
+export function createMemoryRuns(
+  perform: Perform,
+  latestBatch: (runId: string) => ToolCallRecord[],
+): MemoryRuns {
+  const runs = new Map<string, RunRecord>();
+  const runsBySession = new Map<string, string[]>();
+  // Runs not ended yet (running or paused), in start order: a pause or resume keeps a run's place.
+  const openRuns = new Set<string>();
+
+  const openRunsWith = (accept: (status: string) => boolean): RunRecord[] =>
+    [...openRuns].map((runId) => runs.get(runId) as RunRecord).filter((record) => accept(record.status));
+
+  const methods: RunMethods = {
+    openRun: (record) =>
+      perform(() => {
+        if (runs.has(record.runId)) {
+          throw new RuntimeError('invalid_input', `run ${record.runId} is already recorded`, {
+            details: { runId: record.runId },
+          });
+        }
+        runs.set(record.runId, copyRun(record));
+        const ofSession = runsBySession.get(record.sessionKey);
+        if (ofSession === undefined) runsBySession.set(record.sessionKey, [record.runId]);
+        else ofSession.push(record.runId);
+        if (openStatuses.has(record.status)) openRuns.add(record.runId);
+      }),
+
+    // Closes a paused run as well as a running one (aborting a paused run ends it).
+    closeRun: (runId, close) =>
+      perform(() => {
+        const current = runs.get(runId);
+        if (!current) throw new RuntimeError('not_found', `no run ${runId}`, { details: { runId } });
+        const { error: _previousError, ...rest } = current;
+        runs.set(runId, {
+          ...rest,
+          status: close.status,
+          endedAt: close.endedAt,
+          text: close.text,
+          usage: { ...close.usage },
+          ...(close.cost === undefined ? {} : { cost: close.cost }),
+          ...(close.error ? { error: { ...close.error } } : {}),
+        });
+        openRuns.delete(runId);
+      }),
+
+    getRun: (runId) => perform(() => runs.get(runId)),
+
+    listRuns: (sessionKey) =>
+      perform(() => (runsBySession.get(sessionKey) ?? []).map((runId) => runs.get(runId) as RunRecord)),
+
+    listOpenRuns: () => perform(() => openRunsWith((status) => status === 'running')),
+    listPausedRuns: () => perform(() => openRunsWith((status) => pausedStatuses.has(status))),
+
+    setRunStatus: (runId, status, progress) =>
+      perform(() => {
+        if (!openStatuses.has(status)) {
+          throw new RuntimeError('invalid_input', `"${String(status)}" is not the status of an open run`);
+        }
+        const current = runs.get(runId);
+        if (current === undefined || !openRuns.has(runId)) {
+          throw new RuntimeError('not_found', `no open run "${runId}"`, { details: { runId } });
+        }
+        runs.set(runId, {
+          ...current,
+          status,
+          ...(progress === undefined ? {} : { text: progress.text, usage: { ...progress.usage } }),
+          ...(progress?.cost === undefined ? {} : { cost: progress.cost }),
+        });
+      }),
+  };
+
+  return {
+    methods,
+    pausedOf: (sessionKey) => {
+      const runIds = runsBySession.get(sessionKey) ?? [];
+      for (let index = runIds.length - 1; index >= 0; index--) {
+        const record = runs.get(runIds[index] as string) as RunRecord;
+        if (pausedStatuses.has(record.status)) return { run: record, calls: latestBatch(record.runId) };
+      }
+      return undefined;
+    },
+  };
+}
