@@ -10,6 +10,7 @@ const layers = [
   'runtime',
   'actors',
   'runner',
+  'plans',
   'lanes',
   'policies',
   'providers',

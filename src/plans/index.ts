@@ -1,0 +1,22 @@
+export {
+  parsePlan,
+  parsePlanOptions,
+  planModes,
+  planOptionsSchema,
+  planSchema,
+  planStepSchema,
+  stepIdPattern,
+} from './plan-schema.js';
+export type { Plan, PlanMode, PlanOptions, PlanOptionsInput, PlanStep } from './plan-schema.js';
+export type { StepLookup, StepResult } from './step-result.js';
+export { formatRef, parseTemplate } from './placeholder-syntax.js';
+export type { PlaceholderRef, Segment, TemplatePart } from './placeholder-syntax.js';
+export { findReferences, referencedSteps, resolveArgs } from './placeholders.js';
+export type { ArgsResolution, UnresolvedArgs } from './placeholders.js';
+export { expandStep } from './plan-expansion.js';
+export type { ChildLookup, ExpandedStep, StepExpansion } from './plan-expansion.js';
+export { buildPlanGraph } from './plan-graph.js';
+export type { PlanGraph } from './plan-graph.js';
+export { blockedSteps, readySteps } from './plan-schedule.js';
+export type { ScheduleState } from './plan-schedule.js';
+export { childStepId } from './step-ids.js';
