@@ -4,7 +4,7 @@ import type { RunPhase } from '../runner/run-context.js';
 import { runAbortReason } from '../runner/run-abort.js';
 import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/steer-inbox.js';
 import type { ActiveRun, SessionEvent } from './session-context.js';
-import type { RunSummary } from './run-summary.js';
+import { isRunPaused, type RunResult } from './run-summary.js';
 
 /** Input of the invoked run actor. */
 export interface RunActorInput {
@@ -24,10 +24,10 @@ export interface RunRequest {
 }
 
 /**
- * Executes a run; resolves with its summary once ended and recorded, or rejects when it could not start
- * (then its messages go back to the queue).
+ * Executes a run; resolves with its summary once ended and recorded, or with the pause once recorded, or rejects
+ * when it could not start (then its messages go back to the queue).
  */
-export type RunStarter = (request: RunRequest) => Promise<RunSummary>;
+export type RunStarter = (request: RunRequest) => Promise<RunResult>;
 
 /**
  * The invoked run actor: owns the run's AbortController and steer inbox, forwards STEER and ABORT from the
@@ -60,12 +60,16 @@ export function createRunActor(
       },
       setPhase: (phase) => send({ type: 'RUN.PHASE', phase }),
     };
+    // A paused run that was aborted or interrupted meanwhile comes back only to end.
+    const abort = input.run.resume?.abort;
+    if (abort !== undefined) controller.abort(runAbortReason(abort.status, abort.reason));
     let settled = false;
     startRun(request).then(
-      (summary) => {
+      (result) => {
         settled = true;
         const unadmitted: SteerMessage[] = steering.take();
-        send({ type: 'RUN.DONE', summary, unadmitted, at: summary.endedAt });
+        if (isRunPaused(result)) send({ type: 'RUN.PAUSED', paused: result, unadmitted, at: result.at });
+        else send({ type: 'RUN.DONE', summary: result, unadmitted, at: result.endedAt });
       },
       () => {
         settled = true;

@@ -1,5 +1,5 @@
 import type { ErrorInfo } from '../core/errors.js';
-import type { RunStatus } from '../core/events.js';
+import type { PauseState, RunStatus } from '../core/events.js';
 
 /** How a run ended, as `waitForEnd()` and `run.ended` report it. */
 export interface RunSummary {
@@ -11,4 +11,30 @@ export interface RunSummary {
   readonly messageIds: readonly string[];
   readonly startedAt: number;
   readonly endedAt: number;
+}
+
+/** A call of a paused run that waits: for an operator (`approval`) or for a result from outside (`deferred`). */
+export interface PausedCallInfo {
+  readonly toolCallId: string;
+  readonly tool: string;
+  readonly needs: 'approval' | 'deferred';
+  /** Where the call is recorded: the run's tool turn and the call's position in it. */
+  readonly turn: number;
+  readonly position: number;
+}
+
+/** A run that paused instead of ending: why, and the calls it waits for. */
+export interface RunPaused {
+  readonly runId: string;
+  readonly state: PauseState;
+  readonly calls: readonly PausedCallInfo[];
+  readonly at: number;
+}
+
+/** What executing a run resolves with: it ended, or it paused. */
+export type RunResult = RunSummary | RunPaused;
+
+/** True when a run paused. */
+export function isRunPaused(result: RunResult): result is RunPaused {
+  return 'calls' in result;
 }

@@ -1,7 +1,8 @@
 import type { AbortStatus } from '../runner/run-abort.js';
 import type { RunPhase } from '../runner/run-context.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
-import type { RunSummary } from './run-summary.js';
+import type { PauseState } from '../core/events.js';
+import type { PausedCallInfo, RunPaused, RunSummary } from './run-summary.js';
 
 /** A message waiting in a session's queue. Plain data: it lives in the persisted actor snapshot. */
 export interface QueuedMessage {
@@ -26,12 +27,32 @@ export interface RunBatch {
   readonly consumedAs: 'consumed' | 'collected';
 }
 
+/** How a paused run continues: from which pause, and whether it only ends (aborted or interrupted meanwhile). */
+export interface RunResumption {
+  readonly from: PauseState;
+  readonly abort?: { readonly status: AbortStatus; readonly reason: string };
+}
+
 /** The run a session is executing. */
 export interface ActiveRun extends RunBatch {
   readonly startedAt: number;
   readonly items: readonly QueuedMessage[];
   /** The session's preferred auth profile when the run started. */
   readonly preferredProfile?: string;
+  /** Set when the run continues after a pause. */
+  readonly resume?: RunResumption;
+}
+
+/** A call a paused run waits for, and whether it has been settled (decided or supplied). */
+export interface PausedCallState extends PausedCallInfo {
+  readonly settled: boolean;
+}
+
+/** Why the session's run is paused, what it waits for, and when the pause expires (absolute time). */
+export interface PauseContext {
+  readonly state: PauseState;
+  readonly calls: readonly PausedCallState[];
+  readonly until: number;
 }
 
 /** The session actor's context: serialisable, so a hibernated session is just this snapshot. */
@@ -53,6 +74,8 @@ export interface SessionContext {
   readonly run: ActiveRun | null;
   /** The auth profile this session's runs try first (BEHAVIOUR.md: "the session's preferred profile first"). */
   readonly preferredProfile: string | null;
+  /** Set while the run is paused (awaiting approval or tool results). */
+  readonly pause: PauseContext | null;
 }
 
 /**
@@ -85,6 +108,8 @@ export type SessionEvent =
   | { type: 'PREFER_PROFILE'; profileId: string | null }
   | { type: 'RUN.PHASE'; phase: RunPhase }
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
+  | { type: 'RUN.PAUSED'; paused: RunPaused; unadmitted: readonly SteerMessage[]; at: number }
+  | { type: 'PAUSE.SETTLED'; turn: number; position: number }
   | { type: 'RUN.NOT_STARTED'; at: number };
 
 /** The context of a brand-new session. */
@@ -101,5 +126,6 @@ export function initialSessionContext(sessionKey: string): SessionContext {
     interruptUntil: null,
     preferredProfile: null,
     run: null,
+    pause: null,
   };
 }

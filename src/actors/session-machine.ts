@@ -20,7 +20,8 @@ import {
   type SessionContext,
   type SessionEvent,
 } from './session-context.js';
-import type { RunSummary } from './run-summary.js';
+import type { RunPaused, RunSummary } from './run-summary.js';
+import { pauseRun, resumeRun, settlePausedCall, waitingCalls } from './session-pause.js';
 
 /** What the session machine needs from the runtime. One machine serves every session of a runtime. */
 export interface SessionMachineDeps {
@@ -32,6 +33,10 @@ export interface SessionMachineDeps {
   readonly onIdle: (sessionKey: string) => void;
   /** Called when a run ended and the session has moved on. */
   readonly onRunEnded: (sessionKey: string, summary: RunSummary) => void;
+  /** Called when a run paused for approval or tool results. */
+  readonly onRunPaused: (sessionKey: string, paused: RunPaused) => void;
+  /** How long a paused run waits before it continues without the missing decisions and results. */
+  readonly pauseTimeoutMs: number;
 }
 
 /** Input of a session actor: its key and, when hydrating, nothing else (the snapshot carries the context). */
@@ -64,9 +69,14 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       queueEmpty: ({ context }) => context.queue.length === 0,
       drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
       phaseIs: ({ event }, phase: RunPhase) => event.type === 'RUN.PHASE' && event.phase === phase,
+      pausedFor: ({ event }, state: 'awaiting_approval' | 'awaiting_tool_results') =>
+        event.type === 'RUN.PAUSED' && event.paused.state === state,
+      nothingWaits: ({ context }) => waitingCalls(context) === 0,
+      noApprovalWaits: ({ context }) => waitingCalls(context, 'approval') === 0,
     },
     delays: {
       drainDelay: ({ context }) => Math.max(0, (context.drainAt ?? clock.now()) - clock.now()),
+      pauseDelay: ({ context }) => Math.max(0, (context.pause?.until ?? clock.now()) - clock.now()),
     },
     actions: {
       takeNextRun: assign(({ context }) => takeNextRun(context, deps.ids('run'), clock.now())),
@@ -80,6 +90,42 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       runEnded: ({ context, event }) => {
         if (event.type === 'RUN.DONE') deps.onRunEnded(context.sessionKey, event.summary);
       },
+      pauseRun: assign(({ context, event }) => {
+        if (event.type !== 'RUN.PAUSED') return context;
+        const returned = event.unadmitted.map(unadmittedItem(event.at));
+        return pauseRun(context, event.paused, returned, event.at + deps.pauseTimeoutMs);
+      }),
+      runPaused: ({ context, event }) => {
+        if (event.type === 'RUN.PAUSED') deps.onRunPaused(context.sessionKey, event.paused);
+      },
+      resumeRun: assign(({ context }) => resumeRun(context)),
+      settlePaused: assign(({ context, event }) =>
+        event.type === 'PAUSE.SETTLED' ? settlePausedCall(context, event.turn, event.position) : context,
+      ),
+      queueWhilePaused: assign(({ context, event }) =>
+        event.type === 'ENQUEUE'
+          ? enqueue(
+              accept(context, event.item.messageId, event.at, event.remember),
+              event.item,
+              event.dropOldest,
+              event.summary,
+            )
+          : context,
+      ),
+      // An interrupting message ends the paused run (its lane turn records the end) and runs first.
+      interruptPaused: assign(({ context, event }) => {
+        if (event.type !== 'INTERRUPT') return context;
+        const next = {
+          ...accept(context, event.item.messageId, event.at, event.remember),
+          queue: [event.item, ...context.queue],
+          lastEnqueuedAt: event.at,
+          interruptUntil: event.at + event.waitMs,
+        };
+        return resumeRun(next, { status: 'interrupted', reason: 'interrupted by a new message' });
+      }),
+      abortPaused: assign(({ context, event }) =>
+        event.type === 'ABORT' ? resumeRun(context, { status: event.status, reason: event.reason }) : context,
+      ),
     },
   }).createMachine({
     id: 'session',
@@ -207,6 +253,14 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             },
             { target: 'idle', actions: [{ type: 'endRun' }, { type: 'runEnded' }] },
           ],
+          'RUN.PAUSED': [
+            {
+              guard: { type: 'pausedFor', params: 'awaiting_approval' },
+              target: 'awaiting_approval',
+              actions: [{ type: 'pauseRun' }, { type: 'runPaused' }],
+            },
+            { target: 'awaiting_tool_results', actions: [{ type: 'pauseRun' }, { type: 'runPaused' }] },
+          ],
           'RUN.NOT_STARTED': {
             target: 'idle',
             actions: assign(({ context, event }) => returnRun(context, event.at)),
@@ -214,8 +268,39 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         },
         states: { starting: {}, streaming: {}, tools: {}, compacting: {}, settling: {} },
       },
-      awaiting_approval: {},
-      awaiting_tool_results: {},
+      awaiting_approval: {
+        always: [
+          { guard: 'nothingWaits', target: 'running', actions: 'resumeRun' },
+          {
+            guard: 'noApprovalWaits',
+            target: 'awaiting_tool_results',
+            actions: assign(({ context }) =>
+              context.pause === null
+                ? context
+                : { ...context, pause: { ...context.pause, state: 'awaiting_tool_results' as const } },
+            ),
+          },
+        ],
+        after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
+        on: {
+          'PAUSE.SETTLED': { actions: 'settlePaused' },
+          ENQUEUE: { actions: 'queueWhilePaused' },
+          INTERRUPT: { target: 'running', actions: 'interruptPaused' },
+          ABORT: { target: 'running', actions: 'abortPaused' },
+          HYDRATED: { target: 'awaiting_approval', reenter: true },
+        },
+      },
+      awaiting_tool_results: {
+        always: { guard: 'nothingWaits', target: 'running', actions: 'resumeRun' },
+        after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
+        on: {
+          'PAUSE.SETTLED': { actions: 'settlePaused' },
+          ENQUEUE: { actions: 'queueWhilePaused' },
+          INTERRUPT: { target: 'running', actions: 'interruptPaused' },
+          ABORT: { target: 'running', actions: 'abortPaused' },
+          HYDRATED: { target: 'awaiting_tool_results', reenter: true },
+        },
+      },
     },
   });
 }

@@ -6,6 +6,8 @@ import { initialSessionContext, type QueuedMessage, type SessionContext } from '
 export interface ReconcileDefaults {
   readonly debounceMs: number;
   readonly maxWaitMs: number;
+  /** How long a paused run waits when the snapshot did not record its deadline. */
+  readonly pauseTimeoutMs: number;
 }
 
 function itemOf(record: InboxRecord, defaults: ReconcileDefaults): QueuedMessage {
@@ -64,6 +66,7 @@ export function reconcileContext(
     seen: mergeSeen(base.seen, state.recent, now),
     queue: ordered,
     run: null,
+    pause: null,
     nextOrder: Math.max(base.nextOrder, state.lastOrder + 1),
     drainAt,
   };

@@ -4,8 +4,8 @@ import { RuntimeError } from '../core/errors.js';
 import type { Ledger, SessionRecord, SessionState } from '../ledger/ledger.js';
 import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
-import type { RunSummary } from './run-summary.js';
-import type { SessionContext } from './session-context.js';
+import type { RunResult } from './run-summary.js';
+import type { PauseContext, SessionContext } from './session-context.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';
 
 /** A session whose actor is running in this process. */
@@ -18,8 +18,10 @@ export interface LiveSession {
   readonly epoch: number;
   /** Seq of the session's last event. */
   lastSeq: number;
-  /** Callers of `waitForEnd` waiting for the active run. */
-  waiters: Set<(summary: RunSummary) => void> | undefined;
+  /** Callers of `waitForEnd` waiting for the active run to end or pause. */
+  waiters: Set<(result: RunResult) => void> | undefined;
+  /** The session's own tool-policy layer, as stored (the runtime validates it). */
+  toolPolicy: unknown;
 }
 
 /** Keeps the live sessions; hydrates from and hibernates to the ledger. */
@@ -87,9 +89,56 @@ function restorable(
     defaults,
     now,
   );
+  if (state.paused !== undefined) {
+    // The ledger knows the pause; the snapshot may be older (a crash before it was written).
+    const paused = withPause(context, state.paused, persisted.context?.pause ?? null, defaults, now);
+    return {
+      ...persisted,
+      value: state.paused.run.status,
+      children: {},
+      context: paused,
+    } as unknown as Snapshot<unknown>;
+  }
   const value =
     isIdleValue(persisted.value) && context.queue.length === 0 ? persisted.value : { idle: 'check' };
   return { ...persisted, value, children: {}, context } as unknown as Snapshot<unknown>;
+}
+
+/** The context of a session whose run is paused: the run back in place, and what it waits for. */
+function withPause(
+  context: SessionContext,
+  paused: NonNullable<SessionState['paused']>,
+  saved: PauseContext | null,
+  defaults: ReconcileDefaults,
+  now: number,
+): SessionContext {
+  const { run, calls } = paused;
+  const waiting = calls.filter((call) => call.kind !== 'ran');
+  return {
+    ...context,
+    run: {
+      runId: run.runId,
+      prompt: '',
+      messageIds: run.messageIds,
+      consumedAs: 'consumed',
+      startedAt: run.startedAt,
+      items: [],
+    },
+    pause: {
+      state: waiting.some((call) => call.kind === 'approval' && call.status === 'pending')
+        ? 'awaiting_approval'
+        : 'awaiting_tool_results',
+      calls: waiting.map((call) => ({
+        toolCallId: call.toolCallId,
+        tool: call.tool,
+        needs: call.kind === 'approval' ? 'approval' : 'deferred',
+        turn: call.turn,
+        position: call.position,
+        settled: call.status !== 'pending',
+      })),
+      until: saved?.until ?? now + defaults.pauseTimeoutMs,
+    },
+  };
 }
 
 /** Create the registry for one runtime. */
@@ -118,6 +167,7 @@ export function createSessionRegistry(options: {
       epoch: (record?.epoch ?? 0) + 1,
       lastSeq: Math.max(record?.lastSeq ?? 0, state.lastSeq),
       waiters: undefined,
+      toolPolicy: record?.toolPolicy,
     };
     sessions.set(key, session);
     actor.start();
@@ -135,6 +185,7 @@ export function createSessionRegistry(options: {
     return {
       sessionKey: session.key,
       override: session.override,
+      ...(session.toolPolicy === undefined ? {} : { toolPolicy: session.toolPolicy }),
       snapshot: session.actor.getPersistedSnapshot(),
       epoch: session.epoch,
       lastSeq: session.lastSeq,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { approvalDecisions, approvalMemories } from './approvals.js';
 import { errorCodes } from './errors.js';
 
 const errorInfo = z.object({ code: z.enum(errorCodes), message: z.string() });
@@ -8,6 +9,14 @@ const usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 export const runStatuses = ['completed', 'aborted', 'failed', 'timeout', 'crashed', 'interrupted'] as const;
 /** How a run ended. */
 export type RunStatus = (typeof runStatuses)[number];
+
+/** Why a run paused: for an operator's decision, or for results supplied from outside. */
+export const pauseStates = ['awaiting_approval', 'awaiting_tool_results'] as const;
+/** The state of a paused run. */
+export type PauseState = (typeof pauseStates)[number];
+
+/** How a call that waited for approval was settled: by an operator, by the pause expiring, or by the run ending. */
+const approvalOutcomes = [...approvalDecisions, 'expired', 'cancelled'] as const;
 
 /** Why a message left the queue without running. */
 export const dropReasons = ['cap_old', 'cap_summarize', 'cancelled', 'cleared'] as const;
@@ -49,10 +58,55 @@ const payloads = {
   'assistant.reasoning': { delta: z.string() },
   'assistant.block': { index: z.number(), text: z.string() },
   'assistant.final': { text: z.string() },
-  'tool.called': { toolCallId: z.string(), tool: z.string(), args: z.unknown() },
-  'tool.succeeded': { toolCallId: z.string(), tool: z.string(), output: z.unknown(), durationMs: z.number() },
-  'tool.failed': { toolCallId: z.string(), tool: z.string(), error: errorInfo },
+  'run.paused': { state: z.enum(pauseStates), toolCallIds: z.array(z.string()) },
+  'run.resumed': { from: z.enum(pauseStates) },
+  'tool.called': {
+    toolCallId: z.string(),
+    tool: z.string(),
+    args: z.unknown(),
+    stepId: z.string().optional(),
+  },
+  'tool.succeeded': {
+    toolCallId: z.string(),
+    tool: z.string(),
+    output: z.unknown(),
+    durationMs: z.number(),
+    stepId: z.string().optional(),
+  },
+  'tool.failed': {
+    toolCallId: z.string(),
+    tool: z.string(),
+    error: errorInfo,
+    stepId: z.string().optional(),
+  },
   'tool.skipped': { toolCallId: z.string(), tool: z.string(), reason: z.string() },
+  'tool.deferred': { toolCallId: z.string(), tool: z.string(), args: z.unknown() },
+  'tool.supplied': { toolCallId: z.string(), tool: z.string(), isError: z.boolean() },
+  'approval.requested': {
+    toolCallId: z.string(),
+    tool: z.string(),
+    args: z.unknown(),
+    stepId: z.string().optional(),
+  },
+  'approval.resolved': {
+    toolCallId: z.string(),
+    tool: z.string(),
+    decision: z.enum(approvalOutcomes),
+    remember: z.enum(approvalMemories).optional(),
+    message: z.string().optional(),
+  },
+  // `index` numbers a run's compensations (1, 2, …), in the order their calls succeeded.
+  'undo.enqueued': { toolCallId: z.string(), tool: z.string(), args: z.unknown(), index: z.number() },
+  'undo.executed': { toolCallId: z.string(), tool: z.string(), index: z.number() },
+  'undo.failed': { toolCallId: z.string(), tool: z.string(), index: z.number(), error: errorInfo },
+  'step.executed': {
+    stepId: z.string(),
+    tool: z.string(),
+    success: z.boolean(),
+    executionTime: z.number(),
+    retries: z.number(),
+    error: errorInfo.optional(),
+  },
   'lane.waited': { lane: z.string(), waitedMs: z.number(), position: z.number() },
   'failover.rotated': {
     provider: z.string(),

@@ -1,7 +1,8 @@
 import type { Clock } from '../core/clock.js';
 import type { ErrorInfo } from '../core/errors.js';
-import type { EventInput, RunStatus } from '../core/events.js';
-import type { ModelMessage, Usage } from '../providers/model-provider.js';
+import type { EventInput, PauseState, RunStatus } from '../core/events.js';
+import type { ModelMessage, ToolCall, Usage } from '../providers/model-provider.js';
+import type { Tool } from '../tools/define-tool.js';
 import type { Compactor } from './compaction.js';
 import type { FailoverContext } from './failover-context.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
@@ -46,9 +47,79 @@ export interface RunContext {
   readonly signal: AbortSignal;
   readonly clock: Clock;
   readonly steering: SteerInbox;
+  /** Decides whether a call of a tool must wait for an operator (risk, config, remembered approvals). */
+  readonly approvals: ApprovalGate;
+  /** Set when the run continues after a pause: where it stood and how its paused batch was settled. */
+  readonly resume?: RunResume;
   emit(event: EventInput): void;
   setPhase(phase: RunPhase): void;
   recordTurn(turn: TurnDraft): void;
+  /** Record the compensation of a call that succeeded with a tool that has `undo`. */
+  compensate(entry: CompensationDraft): void;
+  /** The resumed batch's results went back to the model (in call order). */
+  settleResumed?(results: readonly ToolResultDraft[]): void;
+}
+
+/** Whether a tool's call must wait for an operator. */
+export interface ApprovalGate {
+  needsApproval(tool: Tool): Promise<boolean>;
+}
+
+/** What a compensation records: the call, its arguments and its output. */
+export interface CompensationDraft {
+  readonly toolCallId: string;
+  readonly tool: string;
+  readonly args: unknown;
+  readonly output: unknown;
+}
+
+/** A tool result for the model: the content and whether it reports an error. */
+export interface ToolResultDraft {
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+/** A call of a paused batch on resume: it has its result already, or (approved) it runs now. */
+export type ResumedCall =
+  | { readonly call: ToolCall; readonly result: ToolResultDraft }
+  | { readonly call: ToolCall; readonly run: { readonly args?: unknown } };
+
+/** Where a paused run stood, to continue it. */
+export interface RunResume {
+  /** The conversation up to and including the assistant turn whose tool calls paused the run. */
+  readonly messages: readonly ModelMessage[];
+  /** Model turns of the run that asked for tools so far. */
+  readonly toolTurns: number;
+  /** The run's assistant text, usage and cost before the pause. */
+  readonly text: string;
+  readonly usage: Usage;
+  readonly cost: number;
+  /** The paused batch, in call order. */
+  readonly batch: readonly ResumedCall[];
+}
+
+/** A call of a batch that paused the run: it ran already (with its result), or it waits. */
+export interface PausedCall {
+  readonly position: number;
+  readonly call: ToolCall;
+  readonly kind: 'ran' | 'approval' | 'deferred';
+  readonly result?: ToolResultDraft;
+}
+
+/** A run that paused: every call of the batch that paused it, and the run's progress so far. */
+export interface RunPause {
+  readonly status: PauseState;
+  /** The tool turn of the run the batch belongs to (from 1). */
+  readonly turn: number;
+  readonly calls: readonly PausedCall[];
+  readonly text: string;
+  readonly usage: Usage;
+  readonly cost: number;
+}
+
+/** True when the turn loop paused instead of ending. */
+export function isRunPause(outcome: RunOutcome | RunPause): outcome is RunPause {
+  return outcome.status === 'awaiting_approval' || outcome.status === 'awaiting_tool_results';
 }
 
 /** How a run ended. `text` is all assistant text of the run: the partial output when it did not complete. */

@@ -1,31 +1,67 @@
 import { abortReason } from '../core/clock.js';
+import { toErrorInfo } from '../core/errors.js';
+import { runFailureCode } from '../policies/error-ladder.js';
 import type { ToolCall } from '../providers/model-provider.js';
 import type { RunContext } from './run-context.js';
-import { executeToolCall, skipToolCall, type ToolResult } from './tool-call.js';
+import {
+  executeToolCall,
+  skipToolCall,
+  type PendingCall,
+  type ToolCallOptions,
+  type ToolResult,
+} from './tool-call.js';
+
+/** One call of a batch and how to run it (an approved call runs without asking again). */
+export interface BatchEntry {
+  readonly call: ToolCall;
+  readonly options?: ToolCallOptions;
+  /** A call that already has its result: nothing runs. */
+  readonly result?: ToolResult;
+}
 
 /**
- * Run the tool calls of one model turn, at most `parallelToolCalls` at once, results in call order.
- * Steering is checked before each launch: once a steer message is pending, calls not yet launched are
- * skipped; calls already running always finish.
+ * Run the tool calls of one model turn, at most `parallelToolCalls` at once, outcomes in call order: a result,
+ * or a pending call (approval, deferred). Steering is checked before each launch: once a steer message is
+ * pending, calls not yet launched are skipped; calls already running always finish. When calls fail the run
+ * (an abort, a denied tool), every launched call still settles first and the error the run reports is the one
+ * highest on the error ladder.
  */
-export async function runToolBatch(context: RunContext, calls: readonly ToolCall[]): Promise<ToolResult[]> {
-  const results: ToolResult[] = new Array<ToolResult>(calls.length);
+export async function runToolBatch(
+  context: RunContext,
+  entries: readonly BatchEntry[],
+  options: { readonly steerable: boolean } = { steerable: true },
+): Promise<Array<ToolResult | PendingCall>> {
+  const outcomes = new Array<ToolResult | PendingCall>(entries.length);
+  const failures: unknown[] = [];
   let next = 0;
   let skipping = false;
   const worker = async (): Promise<void> => {
-    while (next < calls.length) {
+    while (next < entries.length && failures.length === 0) {
       const index = next++;
-      const call = calls[index] as ToolCall;
-      if (context.signal.aborted) throw abortReason(context.signal);
-      if (skipping || context.steering.pending > 0) {
-        skipping = true;
-        results[index] = skipToolCall(context, call);
+      const entry = entries[index] as BatchEntry;
+      if (entry.result !== undefined) {
+        outcomes[index] = entry.result;
         continue;
       }
-      results[index] = await executeToolCall(context, call);
+      if (context.signal.aborted) return;
+      if (options.steerable && (skipping || context.steering.pending > 0)) {
+        skipping = true;
+        outcomes[index] = skipToolCall(context, entry.call);
+        continue;
+      }
+      try {
+        outcomes[index] = await executeToolCall(context, entry.call, entry.options);
+      } catch (error) {
+        failures.push(error);
+      }
     }
   };
-  const workers = Math.max(1, Math.min(context.limits.parallelToolCalls, calls.length));
+  const workers = Math.max(1, Math.min(context.limits.parallelToolCalls, entries.length));
   await Promise.all(Array.from({ length: workers }, worker));
-  return results;
+  if (context.signal.aborted) throw abortReason(context.signal);
+  if (failures.length > 0) {
+    const code = runFailureCode(failures.map((failure) => toErrorInfo(failure).code));
+    throw failures.find((failure) => toErrorInfo(failure).code === code) ?? failures[0];
+  }
+  return outcomes;
 }

@@ -1,7 +1,9 @@
 import { abortReason } from '../core/clock.js';
 import { RuntimeError, toErrorInfo, type ErrorCode } from '../core/errors.js';
 import { backoffDelay } from '../policies/backoff.js';
+import type { z } from 'zod';
 import type { ToolCall } from '../providers/model-provider.js';
+import type { Tool } from '../tools/define-tool.js';
 import type { RunContext } from './run-context.js';
 import { attemptTool } from './tool-attempt.js';
 
@@ -12,6 +14,25 @@ export interface ToolResult {
   readonly isError: boolean;
   /** True when the model could correct the call (unknown tool, invalid arguments): counts against the budget. */
   readonly correctable: boolean;
+}
+
+/** A call that cannot run yet: it waits for an operator's approval, or (no `execute`) for a supplied result. */
+export interface PendingCall {
+  readonly call: ToolCall;
+  readonly needs: 'approval' | 'deferred';
+}
+
+/** How `executeToolCall` runs a call. */
+export interface ToolCallOptions {
+  /** An operator approved the call: it runs without asking again. */
+  readonly approved?: boolean;
+  /** The arguments an operator put in place of the model's (`edit`); validated like the model's. */
+  readonly args?: unknown;
+}
+
+/** True for a call that waits instead of having a result. */
+export function isPending(outcome: ToolResult | PendingCall): outcome is PendingCall {
+  return 'needs' in outcome;
 }
 
 /** The synthetic result of a call that was not launched because a steer message arrived. */
@@ -34,7 +55,8 @@ function errorResult(
   return { call, content: `Error: ${message}`, isError: true, correctable };
 }
 
-function serialize(output: unknown): string {
+/** A tool's output as the model reads it. */
+export function serialize(output: unknown): string {
   if (typeof output === 'string') return output;
   return JSON.stringify(output) ?? 'null';
 }
@@ -42,46 +64,61 @@ function serialize(output: unknown): string {
 /**
  * Validate and run one tool call, retrying a failed attempt when the tool asks for it, and checking its output
  * against the tool's output schema. Model mistakes (unknown tool, invalid args) and tool failures come back as
- * error results for the model; an abort of the run and a denied tool throw.
+ * error results for the model; an abort of the run and a denied tool throw. A call that needs approval (and was
+ * not approved) or has no executor comes back pending, without running.
  */
-export async function executeToolCall(context: RunContext, call: ToolCall): Promise<ToolResult> {
-  const { runId, signal } = context;
-  context.emit({ type: 'tool.called', runId, toolCallId: call.id, tool: call.name, args: call.args });
+export async function executeToolCall(
+  context: RunContext,
+  call: ToolCall,
+  options: ToolCallOptions = {},
+): Promise<ToolResult | PendingCall> {
+  const { runId } = context;
+  const args = options.args ?? call.args;
+  const called = (): void =>
+    context.emit({ type: 'tool.called', runId, toolCallId: call.id, tool: call.name, args });
   if (context.tools.isDenied(call.name)) {
+    called();
     // Not a correctable mistake: asking again for a denied tool would only burn the correction budget.
     errorResult(context, call, 'tool_denied', `the tool "${call.name}" is not allowed here`);
     throw new RuntimeError('tool_denied', `the model called "${call.name}", which the tool policy denies`);
   }
   const tool = context.tools.get(call.name);
   if (tool === undefined) {
+    called();
     const known = context.tools.specs.map((spec) => spec.name).join(', ') || 'none';
     return errorResult(context, call, 'not_found', `unknown tool "${call.name}" (available: ${known})`, true);
   }
-  const parsed = tool.input.safeParse(call.args);
+  const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
-    );
-    return errorResult(
-      context,
-      call,
-      'args_invalid',
-      `invalid arguments for "${call.name}": ${issues.join('; ')}`,
-      true,
-    );
+    called();
+    return errorResult(context, call, 'args_invalid', describeInvalidArgs(call.name, parsed.error), true);
   }
-  if (tool.execute === undefined) {
-    return errorResult(
-      context,
-      call,
-      'tool_failed',
-      `"${call.name}" has no executor and deferred results are not enabled`,
-    );
+  // A deferred tool never asks for approval: whoever supplies its result decides what it does.
+  if (tool.execute === undefined) return { call, needs: 'deferred' };
+  if (options.approved !== true && (await context.approvals.needsApproval(tool))) {
+    return { call, needs: 'approval' };
   }
+  called();
+  return runAttempts(context, tool, call, parsed.data);
+}
+
+/** The message fed back for arguments that do not match a tool's schema. */
+export function describeInvalidArgs(name: string, error: z.ZodError): string {
+  const issues = error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  return `invalid arguments for "${name}": ${issues.join('; ')}`;
+}
+
+async function runAttempts(
+  context: RunContext,
+  tool: Tool,
+  call: ToolCall,
+  args: unknown,
+): Promise<ToolResult> {
+  const { runId, signal } = context;
   const startedAt = context.clock.now();
   for (let attempt = 0; ; attempt++) {
     try {
-      const output = await attemptTool(context, tool, call, parsed.data);
+      const output = await attemptTool(context, tool, call, args);
       const checked = tool.output?.safeParse(output);
       if (checked !== undefined && !checked.success) {
         return errorResult(
@@ -100,6 +137,7 @@ export async function executeToolCall(context: RunContext, call: ToolCall): Prom
         output,
         durationMs,
       });
+      if (tool.undo !== undefined) context.compensate({ toolCallId: call.id, tool: call.name, args, output });
       return { call, content: serialize(output), isError: false, correctable: false };
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);

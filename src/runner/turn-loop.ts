@@ -3,8 +3,9 @@ import type { ModelMessage } from '../providers/model-provider.js';
 import { callWithCompaction } from './compacting-call.js';
 import type { RunText } from './model-turn.js';
 import { abortStatusOf } from './run-abort.js';
-import type { RunContext, RunOutcome } from './run-context.js';
-import { runToolBatch } from './tool-batch.js';
+import type { PausedCall, RunContext, RunOutcome, RunPause } from './run-context.js';
+import { runToolBatch, type BatchEntry } from './tool-batch.js';
+import { isPending, type PendingCall, type ToolResult } from './tool-call.js';
 
 /** Admit every pending steer message as one user turn, in arrival order. Returns whether any was admitted. */
 function admitSteers(context: RunContext, messages: ModelMessage[]): boolean {
@@ -18,35 +19,146 @@ function admitSteers(context: RunContext, messages: ModelMessage[]): boolean {
   return true;
 }
 
+/** The mutable state of one run of the loop. */
+interface LoopState {
+  readonly messages: ModelMessage[];
+  readonly runText: RunText;
+  readonly usage: { inputTokens: number; outputTokens: number };
+  readonly compaction: { compactions: number; truncated: boolean };
+  toolTurns: number;
+  corrections: number;
+}
+
+function startState(context: RunContext): LoopState {
+  const { resume } = context;
+  if (resume !== undefined) {
+    return {
+      messages: [...resume.messages],
+      runText: { text: resume.text, blockIndex: 0 },
+      usage: { ...resume.usage },
+      compaction: { compactions: 0, truncated: false },
+      toolTurns: resume.toolTurns,
+      corrections: 0,
+    };
+  }
+  context.recordTurn({ role: 'user', content: context.prompt, messageIds: context.messageIds });
+  return {
+    messages: [...context.history, { role: 'user', content: context.prompt }],
+    runText: { text: '', blockIndex: 0 },
+    usage: { inputTokens: 0, outputTokens: 0 },
+    compaction: { compactions: 0, truncated: false },
+    toolTurns: 0,
+    corrections: 0,
+  };
+}
+
+/** Feed a batch's results back to the model, in call order. */
+function appendResults(context: RunContext, state: LoopState, results: readonly ToolResult[]): void {
+  for (const result of results) {
+    const isError = result.isError ? { isError: true } : {};
+    const toolMessage = {
+      role: 'tool' as const,
+      toolCallId: result.call.id,
+      tool: result.call.name,
+      content: result.content,
+      ...isError,
+    };
+    state.messages.push(toolMessage);
+    context.recordTurn(toolMessage);
+    if (result.correctable) state.corrections++;
+  }
+}
+
+/** The pause of a batch with calls still waiting: approval first, then results from outside. */
+function pauseOf(
+  context: RunContext,
+  state: LoopState,
+  outcomes: ReadonlyArray<ToolResult | PendingCall>,
+): RunPause {
+  const calls: PausedCall[] = outcomes.map((outcome, position) =>
+    isPending(outcome)
+      ? { position, call: outcome.call, kind: outcome.needs }
+      : {
+          position,
+          call: outcome.call,
+          kind: 'ran',
+          result: { content: outcome.content, isError: outcome.isError },
+        },
+  );
+  const awaitingApproval = calls.some((call) => call.kind === 'approval');
+  return {
+    status: awaitingApproval ? 'awaiting_approval' : 'awaiting_tool_results',
+    turn: state.toolTurns,
+    calls,
+    text: state.runText.text,
+    usage: { ...state.usage },
+    cost: context.failover.cost,
+  };
+}
+
+/** Run a batch; undefined when every call has its result (appended), the pause otherwise. */
+async function runBatch(
+  context: RunContext,
+  state: LoopState,
+  entries: readonly BatchEntry[],
+  steerable: boolean,
+): Promise<RunPause | undefined> {
+  context.setPhase('tools');
+  const outcomes = await runToolBatch(context, entries, { steerable });
+  if (outcomes.some(isPending)) return pauseOf(context, state, outcomes);
+  const results = outcomes as ToolResult[];
+  if (!steerable) context.settleResumed?.(results);
+  appendResults(context, state, results);
+  return undefined;
+}
+
+/** The batch a paused run continues with: results it has, approved calls to run now. */
+function resumedEntries(context: RunContext): BatchEntry[] {
+  return (context.resume?.batch ?? []).map((entry) =>
+    'result' in entry
+      ? { call: entry.call, result: { call: entry.call, ...entry.result, correctable: false } }
+      : {
+          call: entry.call,
+          options: { approved: true, ...(entry.run.args === undefined ? {} : { args: entry.run.args }) },
+        },
+  );
+}
+
 /**
  * The agent turn loop: assemble -> stream -> events -> tool calls -> again, until the model asks for no tools
- * (and no steer message is pending) or `maxToolTurns` is hit; then settle. Never throws: every way a run can
- * end is an outcome.
+ * (and no steer message is pending) or `maxToolTurns` is hit; then settle. A batch with calls that wait for an
+ * operator or for results from outside pauses the run (the caller records the pause); a resumed run first
+ * settles that batch. Never throws: every way a run can end or pause is an outcome.
  */
-export async function runTurnLoop(context: RunContext): Promise<RunOutcome> {
-  const runText: RunText = { text: '', blockIndex: 0 };
-  const usage = { inputTokens: 0, outputTokens: 0 };
+export async function runTurnLoop(context: RunContext): Promise<RunOutcome | RunPause> {
+  const state = startState(context);
   const end = (status: RunOutcome['status'], error?: ErrorInfo): RunOutcome => ({
     status,
-    text: runText.text,
-    usage: { ...usage },
+    text: state.runText.text,
+    usage: { ...state.usage },
     cost: context.failover.cost,
     ...(error === undefined ? {} : { error }),
   });
-  const messages: ModelMessage[] = [...context.history, { role: 'user', content: context.prompt }];
-  context.recordTurn({ role: 'user', content: context.prompt, messageIds: context.messageIds });
-  let toolTurns = 0;
-  let corrections = 0;
-  const compaction = { compactions: 0, truncated: false };
+  const overBudget = (): RunOutcome | undefined =>
+    state.corrections > context.limits.toolCorrectionBudget
+      ? end('failed', {
+          code: 'tool_failed',
+          message: `more than ${context.limits.toolCorrectionBudget} invalid tool calls`,
+        })
+      : undefined;
   try {
+    if (context.resume !== undefined) {
+      const paused = await runBatch(context, state, resumedEntries(context), false);
+      if (paused !== undefined) return paused;
+    }
     for (;;) {
-      admitSteers(context, messages);
+      admitSteers(context, state.messages);
       context.setPhase('streaming');
-      const turn = await callWithCompaction(context, messages, runText, compaction);
-      usage.inputTokens += turn.usage.inputTokens;
-      usage.outputTokens += turn.usage.outputTokens;
+      const turn = await callWithCompaction(context, state.messages, state.runText, state.compaction);
+      state.usage.inputTokens += turn.usage.inputTokens;
+      state.usage.outputTokens += turn.usage.outputTokens;
       const toolCalls = turn.toolCalls.length > 0 ? { toolCalls: turn.toolCalls } : {};
-      messages.push({ role: 'assistant', content: turn.text, ...toolCalls });
+      state.messages.push({ role: 'assistant', content: turn.text, ...toolCalls });
       context.recordTurn({ role: 'assistant', content: turn.text, ...toolCalls });
       if (turn.toolCalls.length === 0) {
         // A steer that arrived while this call streamed earns one more model call; after this check the run
@@ -57,41 +169,34 @@ export async function runTurnLoop(context: RunContext): Promise<RunOutcome> {
           context.emit({ type: 'assistant.final', runId: context.runId, text: turn.text });
         return end('completed');
       }
-      if (toolTurns >= context.limits.maxToolTurns) {
+      if (state.toolTurns >= context.limits.maxToolTurns) {
         return end('failed', {
           code: 'turn_limit',
           message: `the model asked for tools more than ${context.limits.maxToolTurns} times`,
         });
       }
-      toolTurns++;
-      context.setPhase('tools');
-      const results = await runToolBatch(context, turn.toolCalls);
-      for (const result of results) {
-        const isError = result.isError ? { isError: true } : {};
-        const toolMessage = {
-          role: 'tool' as const,
-          toolCallId: result.call.id,
-          tool: result.call.name,
-          content: result.content,
-          ...isError,
-        };
-        messages.push(toolMessage);
-        context.recordTurn(toolMessage);
-        if (result.correctable) corrections++;
-      }
-      if (corrections > context.limits.toolCorrectionBudget) {
-        return end('failed', {
-          code: 'tool_failed',
-          message: `more than ${context.limits.toolCorrectionBudget} invalid tool calls`,
-        });
-      }
+      state.toolTurns++;
+      const entries = turn.toolCalls.map((call) => ({ call }));
+      const paused = await runBatch(context, state, entries, true);
+      if (paused !== undefined) return paused;
+      const failed = overBudget();
+      if (failed !== undefined) return failed;
     }
   } catch (error) {
-    if (context.signal.aborted) {
-      const status = abortStatusOf(context.signal);
-      return end(status, toErrorInfo(context.signal.reason ?? new RuntimeError('cancelled', 'aborted')));
-    }
-    if (isRuntimeError(error, 'cancelled')) return end('aborted', toErrorInfo(error));
-    return end('failed', toErrorInfo(error));
+    return endByError(context, error, end);
   }
+}
+
+/** The outcome of a loop that threw: an abort wins (cancelled tops the error ladder), then the error's code. */
+function endByError(
+  context: RunContext,
+  error: unknown,
+  end: (status: RunOutcome['status'], error?: ErrorInfo) => RunOutcome,
+): RunOutcome {
+  if (context.signal.aborted) {
+    const status = abortStatusOf(context.signal);
+    return end(status, toErrorInfo(context.signal.reason ?? new RuntimeError('cancelled', 'aborted')));
+  }
+  if (isRuntimeError(error, 'cancelled')) return end('aborted', toErrorInfo(error));
+  return end('failed', toErrorInfo(error));
 }

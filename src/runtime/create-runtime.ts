@@ -1,4 +1,4 @@
-import type { RunSummary } from '../actors/run-summary.js';
+import type { RunPaused, RunResult, RunSummary } from '../actors/run-summary.js';
 import { createIdleSweeper } from '../actors/idle-sweeper.js';
 import { createSessionMachine } from '../actors/session-machine.js';
 import { createSessionRegistry, type LiveSession } from '../actors/session-registry.js';
@@ -8,13 +8,12 @@ import type { RuntimeEvent } from '../core/events.js';
 import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
 import { maxAttempts } from '../policies/attempt-budget.js';
-import { resolveToolPolicy } from '../policies/tool-policy.js';
+import { needsApproval } from '../policies/approval-rules.js';
 import { resolveQueueSettings } from '../policies/queue-settings.js';
 import type { ModelCandidate } from '../runner/failover-context.js';
 import { createAuthProfiles } from './auth-profiles.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import type { ModelProvider } from '../providers/model-provider.js';
-import { createToolRegistry } from '../tools/tool-registry.js';
 import { createEventBus } from './event-bus.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseSessionKey } from './inbound-message.js';
@@ -26,6 +25,7 @@ import type { RuntimeInternals } from './runtime-internals.js';
 import { activityOf } from './session-activity.js';
 import { createSessionGate } from './session-gate.js';
 import { createSessionHandle, waitForRun, type Session } from './session-handle.js';
+import { createSessionTools } from './session-tools.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {
@@ -42,16 +42,28 @@ export interface Runtime {
   close(options?: { timeoutMs?: number }): Promise<void>;
 }
 
-/** The tools the runtime's policy layers leave (bad policy entries throw `invalid_input` here, at construction). */
-function allowedTools(config: RuntimeConfig): ReadonlySet<string> {
-  const names = config.tools.map((tool) => tool.name);
-  return new Set(resolveToolPolicy(names, config.toolPolicy, config.toolGroups).allowed);
+/** Check the approval rules once, at construction: a bad `alwaysApprove` pattern throws `invalid_input` here. */
+function checkApprovalRules(config: RuntimeConfig): void {
+  needsApproval({
+    tool: '',
+    risk: 'low',
+    alwaysApprove: config.approvals.alwaysApprove,
+    remembered: { run: [], session: [] },
+  });
 }
 
 /** Create a runtime. Bad configuration throws `invalid_input` naming the field. */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const config = parseRuntimeOptions(options);
   const { clock, ids, limits } = config;
+  checkApprovalRules(config);
+  // Bad policy entries throw invalid_input here, at construction.
+  const sessionTools = createSessionTools({
+    tools: config.tools,
+    layers: config.toolPolicy,
+    groups: config.toolGroups,
+  });
+  const toolsFor = (sessionKey: string) => sessionTools.registryFor(registry.live(sessionKey)?.toolPolicy);
   const { ledger, owned, startRetention } = openRuntimeLedger(config, clock);
   const onError =
     config.onError ??
@@ -98,7 +110,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
     compactor: config.compactor,
     system: config.systemPrompt,
-    tools: createToolRegistry(config.tools, allowedTools(config)),
+    toolsFor,
+    alwaysApprove: config.approvals.alwaysApprove,
     limits,
     blocks: config.blocks,
     accepting: () => closing === undefined,
@@ -109,20 +122,27 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ids,
     startRun,
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
-    onRunEnded: (sessionKey: string, summary: RunSummary) => {
-      const live = registry.live(sessionKey);
-      const waiters = live?.waiters;
-      if (live === undefined || waiters === undefined) return;
-      live.waiters = undefined;
-      for (const waiter of waiters) waiter(summary);
-    },
+    onRunEnded: (sessionKey: string, summary: RunSummary) => notifyWaiters(sessionKey, summary),
+    onRunPaused: (sessionKey: string, paused: RunPaused) => notifyWaiters(sessionKey, paused),
+    pauseTimeoutMs: limits.pauseTimeoutMs,
   });
+  function notifyWaiters(sessionKey: string, result: RunResult): void {
+    const live = registry.live(sessionKey);
+    const waiters = live?.waiters;
+    if (live === undefined || waiters === undefined) return;
+    live.waiters = undefined;
+    for (const waiter of waiters) waiter(result);
+  }
   const runtimeDefaults = resolveQueueSettings({ runtime: config.queue });
   const registry = createSessionRegistry({
     machine,
     ledger,
     clock,
-    defaults: { debounceMs: runtimeDefaults.debounceMs, maxWaitMs: runtimeDefaults.maxWaitMs },
+    defaults: {
+      debounceMs: runtimeDefaults.debounceMs,
+      maxWaitMs: runtimeDefaults.maxWaitMs,
+      pauseTimeoutMs: limits.pauseTimeoutMs,
+    },
   });
   const ready = profiles.load().then(() => recoverAtStart({ ledger, clock, bus, registry, onError }));
   const stopRetention = startRetention(onError);
@@ -151,10 +171,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     isClosed: () => closing !== undefined,
     knowsProfile: (profileId) => profiles.knows(profileId),
     emit: (session: LiveSession, event) => bus.emit(session, event),
+    toolsFor,
+    sessionTools,
+    sessionLane,
   };
 
   async function shutdown(timeoutMs: number): Promise<void> {
-    const active = registry.all().filter((live) => isRunActive(activityOf(live.actor.getSnapshot())));
+    // Paused runs stay paused: the ledger keeps them, and the next start brings them back.
+    const active = registry.all().filter((live) => {
+      const activity = activityOf(live.actor.getSnapshot());
+      return (
+        isRunActive(activity) && activity !== 'awaiting_approval' && activity !== 'awaiting_tool_results'
+      );
+    });
     await Promise.all(
       active.map(async (live) => {
         const result = await waitForRun(internals, live, timeoutMs);

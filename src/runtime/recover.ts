@@ -9,7 +9,7 @@ const crashError = { code: 'internal', message: 'the process stopped while the r
  * Startup recovery. Runs a crash left open are closed as `crashed` with the text they had streamed and a
  * `run.ended` event, written in one synchronous stretch so they commit together (a crash during recovery leaves
  * the run open for the next start, never closed without its event); their messages count as consumed. Then every
- * session with messages still to run is hydrated, which queues them in their original order and drains. Whatever
+ * session with messages still to run or a paused run is hydrated, which queues them in their original order and drains. Whatever
  * cannot be read (a corrupt row) is reported and skipped: the other sessions are served.
  */
 export async function recoverAtStart(deps: {
@@ -26,7 +26,12 @@ export async function recoverAtStart(deps: {
     onError(error);
     return [] as string[];
   });
-  for (const key of new Set([...crashed, ...pending])) {
+  // Paused runs come back paused (their expiry timers re-armed); they are not crashed.
+  const paused = await ledger.listPausedRuns().catch((error: unknown) => {
+    onError(error);
+    return [] as RunRecord[];
+  });
+  for (const key of new Set([...crashed, ...pending, ...paused.map((run) => run.sessionKey)])) {
     try {
       await registry.acquire(key);
     } catch (error) {

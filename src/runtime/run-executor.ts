@@ -1,6 +1,6 @@
 import type { ActiveRun } from '../actors/session-context.js';
 import type { RunRequest, RunStarter } from '../actors/run-actor.js';
-import type { RunSummary } from '../actors/run-summary.js';
+import type { RunResult, RunSummary } from '../actors/run-summary.js';
 import type { Clock } from '../core/clock.js';
 import { abortReason } from '../core/clock.js';
 import { RuntimeError, toErrorInfo } from '../core/errors.js';
@@ -13,9 +13,17 @@ import type { ModelMessage, ThinkingLevel } from '../providers/model-provider.js
 import type { Compactor } from '../runner/compaction.js';
 import type { AuthProfilePool, ModelCandidate, PriceLookup } from '../runner/failover-context.js';
 import { abortStatusOf } from '../runner/run-abort.js';
-import type { RunLimits, RunOutcome } from '../runner/run-context.js';
+import {
+  isRunPause,
+  type RunContext,
+  type RunLimits,
+  type RunOutcome,
+  type RunResume,
+} from '../runner/run-context.js';
 import { runTurnLoop } from '../runner/turn-loop.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import { createApprovalGate } from './approval-gate.js';
+import { cancelPause, loadResume, recordPause, settleBatch, type PauseDeps } from './run-pause.js';
 import { turnsToMessages } from './transcript.js';
 
 /** What running a session's run needs. */
@@ -34,7 +42,10 @@ export interface RunExecutorDeps {
   readonly maxAttempts: number;
   readonly compactor: Compactor;
   readonly system: string | undefined;
-  readonly tools: ToolRegistry;
+  /** The tools a session's runs may call (the runtime's policy layers, then the session's own). */
+  readonly toolsFor: (sessionKey: string) => ToolRegistry;
+  /** Tool names or globs that need approval whatever their risk. */
+  readonly alwaysApprove: readonly string[];
   readonly limits: RunLimits & { readonly runTimeoutMs: number; readonly historyTurns: number };
   readonly blocks: { readonly minChars: number; readonly maxChars: number };
   /** False once the runtime is closing: runs that have not started yet stay queued. */
@@ -52,6 +63,13 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
   const primary = deps.candidates[0];
   const write = (promise: Promise<void>): void => {
     promise.catch(onError);
+  };
+  const pauseDeps: PauseDeps = {
+    ledger,
+    clock,
+    emit: deps.emit,
+    write,
+    historyTurns: deps.limits.historyTurns,
   };
 
   async function history(sessionKey: string): Promise<readonly ModelMessage[]> {
@@ -118,79 +136,130 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
     };
   }
 
-  async function execute(request: RunRequest): Promise<RunSummary> {
+  function contextFor(request: RunRequest, resume: RunResume | undefined, turnIndex: number, seq: number) {
     const { run, sessionKey } = request;
-    const startedAt = clock.now();
-    open(request, run, startedAt);
+    let index = turnIndex;
+    let nextSeq = seq;
+    const runContext: RunContext = {
+      runId: run.runId,
+      sessionKey,
+      prompt: run.prompt,
+      messageIds: run.messageIds,
+      history: [],
+      failover: {
+        candidates: deps.candidates,
+        profiles: deps.profiles,
+        prices: deps.prices,
+        random: deps.random,
+        maxAttempts: deps.maxAttempts,
+        thinking: deps.thinking,
+        cost: resume?.cost ?? 0,
+        ...(run.preferredProfile === undefined ? {} : { preferredProfile: run.preferredProfile }),
+      },
+      compactor: deps.compactor,
+      ...(deps.system === undefined ? {} : { system: deps.system }),
+      tools: deps.toolsFor(sessionKey),
+      limits: deps.limits,
+      blocks: deps.blocks,
+      signal: request.signal,
+      clock,
+      steering: request.steering,
+      approvals: createApprovalGate(ledger, sessionKey, run.runId, deps.alwaysApprove),
+      ...(resume === undefined ? {} : { resume }),
+      emit: (event) => deps.emit(sessionKey, event),
+      setPhase: request.setPhase,
+      recordTurn: (turn) => {
+        const record: TurnRecord = { ...turn, sessionKey, runId: run.runId, index: index++, at: clock.now() };
+        write(ledger.appendTurns([record]));
+      },
+      compensate: (entry) => {
+        const at = clock.now();
+        const { toolCallId, tool, args, output } = entry;
+        const compensation = { sessionKey, runId: run.runId, seq: nextSeq++, toolCallId, tool, args };
+        write(
+          ledger.appendCompensation({ ...compensation, result: output, status: 'pending', recordedAt: at }),
+        );
+        deps.emit(sessionKey, {
+          type: 'undo.enqueued',
+          runId: run.runId,
+          toolCallId,
+          tool,
+          args,
+          index: compensation.seq,
+        });
+      },
+    };
+    return runContext;
+  }
+
+  /** Run the turn loop with a timer for the run timeout; the outcome is the run's end or its next pause. */
+  async function segment(request: RunRequest, runContext: RunContext, startedAt: number): Promise<RunResult> {
     const timer = clock.setTimeout(
       () => request.abort('timeout', `the run exceeded ${deps.limits.runTimeoutMs} ms`),
       deps.limits.runTimeoutMs,
     );
-    let index = 0;
     try {
-      const outcome = await runTurnLoop({
-        runId: run.runId,
-        sessionKey,
-        prompt: run.prompt,
-        messageIds: run.messageIds,
-        history: await history(sessionKey),
-        failover: {
-          candidates: deps.candidates,
-          profiles: deps.profiles,
-          prices: deps.prices,
-          random: deps.random,
-          maxAttempts: deps.maxAttempts,
-          thinking: deps.thinking,
-          cost: 0,
-          ...(run.preferredProfile === undefined ? {} : { preferredProfile: run.preferredProfile }),
-        },
-        compactor: deps.compactor,
-        ...(deps.system === undefined ? {} : { system: deps.system }),
-        tools: deps.tools,
-        limits: deps.limits,
-        blocks: deps.blocks,
-        signal: request.signal,
-        clock,
-        steering: request.steering,
-        emit: (event) => deps.emit(sessionKey, event),
-        setPhase: request.setPhase,
-        recordTurn: (turn) => {
-          const record: TurnRecord = {
-            ...turn,
-            sessionKey,
-            runId: run.runId,
-            index: index++,
-            at: clock.now(),
-          };
-          write(ledger.appendTurns([record]));
-        },
-      });
-      return close(request, run, startedAt, outcome);
+      const outcome = await runTurnLoop(runContext);
+      if (isRunPause(outcome)) return recordPause(pauseDeps, request.sessionKey, request.run.runId, outcome);
+      return close(request, request.run, startedAt, outcome);
     } finally {
       clock.clearTimeout(timer);
     }
   }
 
-  function abortedBeforeStart(request: RunRequest): RunSummary {
+  async function execute(request: RunRequest): Promise<RunResult> {
+    const { run, sessionKey } = request;
+    if (run.resume !== undefined) return resumeRun(request);
     const startedAt = clock.now();
-    open(request, request.run, startedAt);
-    return close(request, request.run, startedAt, {
-      status: abortStatusOf(request.signal),
-      text: '',
-      usage: { inputTokens: 0, outputTokens: 0 },
-      cost: 0,
-      error: toErrorInfo(abortReason(request.signal)),
-    });
+    open(request, run, startedAt);
+    const runContext = { ...contextFor(request, undefined, 0, 1), history: await history(sessionKey) };
+    return segment(request, runContext, startedAt);
+  }
+
+  /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
+  async function resumeRun(request: RunRequest): Promise<RunResult> {
+    const { run, sessionKey } = request;
+    const loaded = await loadResume(pauseDeps, sessionKey, run.runId);
+    const turns = await ledger.listRunTurns(run.runId);
+    const compensations = await ledger.listCompensations(run.runId);
+    write(ledger.setRunStatus(run.runId, 'running'));
+    deps.emit(sessionKey, { type: 'run.resumed', runId: run.runId, from: loaded.from });
+    const base = contextFor(request, loaded.resume, turns.length, compensations.length + 1);
+    const runContext: RunContext = {
+      ...base,
+      settleResumed: (results) => settleBatch(pauseDeps, loaded.batch, results),
+    };
+    return segment(request, runContext, run.startedAt);
+  }
+
+  /** A run aborted before it reached the turn loop: a new run opens and ends; a paused one ends as it stood. */
+  async function abortedBeforeStart(request: RunRequest): Promise<RunSummary> {
+    const { run } = request;
+    const error = toErrorInfo(abortReason(request.signal));
+    const status = abortStatusOf(request.signal);
+    if (run.resume !== undefined) {
+      const record = await ledger.getRun(run.runId);
+      await cancelPause(pauseDeps, run.runId);
+      const usage = record?.usage ?? { inputTokens: 0, outputTokens: 0 };
+      const progress = { text: record?.text ?? '', usage, cost: record?.cost ?? 0 };
+      return close(request, run, run.startedAt, { status, ...progress, error });
+    }
+    const startedAt = clock.now();
+    open(request, run, startedAt);
+    const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
+    return close(request, run, startedAt, { status, ...nothing, error });
   }
 
   return async (request) => {
     // Start a microtask later, so the inbox record of the message that triggered the run is written first.
     await Promise.resolve();
     const { run, sessionKey, signal } = request;
+    // A paused run aborted or interrupted meanwhile only ends; it needs no lane, and it ends even while closing.
+    if (run.resume !== undefined && signal.aborted) return abortedBeforeStart(request);
     if (!deps.accepting()) throw new RuntimeError('runtime_closed', 'the runtime is closing');
     const onWaited = (info: LaneWaitInfo): void =>
       deps.emit(sessionKey, { type: 'lane.waited', runId: run.runId, ...info });
-    return new Promise<RunSummary>((resolve, reject) => {
+    return new Promise<RunResult>((resolve, reject) => {
       let started = false;
       let settled = false;
       const settle = (finish: () => void): void => {
@@ -208,7 +277,7 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
         },
         { once: true },
       );
-      const task = (): Promise<RunSummary | undefined> => {
+      const task = (): Promise<RunResult | undefined> => {
         started = true;
         return signal.aborted ? Promise.resolve(undefined) : execute(request);
       };

@@ -2,7 +2,10 @@ import type { LiveSession, SessionRegistry } from '../actors/session-registry.js
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
+import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from './event-bus.js';
 import type { SessionGate } from './session-gate.js';
@@ -21,6 +24,11 @@ export interface RuntimeInternals {
   /** Whether an auth profile with this id is configured. */
   knowsProfile(profileId: string): boolean;
   emit(session: LiveSession, event: EventInput): void;
+  /** The tools a session's runs may call. */
+  toolsFor(sessionKey: string): ToolRegistry;
+  readonly sessionTools: SessionTools;
+  /** Serialises a session's runs; undo runs in it too, so it never overlaps a run of its session. */
+  readonly sessionLane: SessionLane;
 }
 
 /** Throw `runtime_closed` once the runtime stopped taking work. */

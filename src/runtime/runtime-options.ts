@@ -86,6 +86,11 @@ export const runtimeOptionsSchema = z
         interruptWaitMs: z.int().min(0).default(15_000),
         /** Earlier turns of the session sent with each run. */
         historyTurns: z.int().min(0).default(50),
+        /**
+         * How long a paused run waits for decisions and results; then it continues, and what is still missing
+         * goes back to the model as an error result. @default 86_400_000 (24 h)
+         */
+        pauseTimeoutMs: z.int().min(1).default(86_400_000),
       })
       .strict()
       .prefault({}),
@@ -112,6 +117,14 @@ export const runtimeOptionsSchema = z
       .default([]),
     /** Named groups of tool names or globs, used as `group:name` in `toolPolicy`. */
     toolGroups: z.record(z.string(), z.array(z.string())).default({}),
+    /**
+     * Approval rules: `risk: 'high'` tools always pause for an operator; `alwaysApprove` (names or globs) marks
+     * more. @default { alwaysApprove: [] }
+     */
+    approvals: z
+      .object({ alwaysApprove: z.array(z.string().min(1)).default([]) })
+      .strict()
+      .prefault({}),
     /** Credentials per provider, rotated on failure with cooldowns (BEHAVIOUR.md, "Auth profiles and failover"). */
     authProfiles: z
       .array(

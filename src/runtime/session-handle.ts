@@ -1,4 +1,6 @@
-import type { RunSummary } from '../actors/run-summary.js';
+import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../actors/run-summary.js';
+import type { PausedCallState } from '../actors/session-context.js';
+import type { PauseState } from '../core/events.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
@@ -11,6 +13,9 @@ import { parseInboundMessage, parseQueueSettings, type InboundMessageInput } fro
 import { createSessionQueue, type SessionQueue } from './session-queue-handle.js';
 import { activityOf, stateOf, type SessionState } from './session-activity.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
+import type { ToolPolicyLayer } from '../policies/tool-policy.js';
+import { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './tool-decisions.js';
+import { assertUndoable, undoRun, type UndoResult } from './undo-run.js';
 
 /** What `status()` reports. */
 export interface SessionStatus {
@@ -19,10 +24,25 @@ export interface SessionStatus {
   readonly queued: number;
 }
 
-/** What `waitForEnd()` resolves with. */
+/** A paused run, as `waitForEnd()` reports it: why it paused and the calls it waits for. */
+export interface PausedRunInfo {
+  readonly runId: string;
+  readonly state: PauseState;
+  readonly waiting: readonly {
+    readonly toolCallId: string;
+    readonly tool: string;
+    readonly needs: 'approval' | 'deferred';
+  }[];
+}
+
+/**
+ * What `waitForEnd()` resolves with. `paused`: the run waits for `approve` or `supplyToolResult` (it has not
+ * ended; waiting longer would only wait for the operator).
+ */
 export type WaitResult =
   | { readonly status: 'idle' }
   | { readonly status: 'ended'; readonly run: RunSummary }
+  | ({ readonly status: 'paused' } & PausedRunInfo)
   | { readonly status: 'timeout' };
 
 /** A chat session: feed messages in, steer, abort, wait, read its record. Cheap to get; hydrates lazily. */
@@ -48,6 +68,21 @@ export interface Session {
   transcript(): Promise<TurnRecord[]>;
   /** The runs recorded for this session, in start order (status, times, usage, error, text). */
   runs(): Promise<RunRecord[]>;
+  /**
+   * Decide on a call waiting for approval: `approve` runs it, `reject` feeds a denial (with `message`) back to
+   * the model, `edit` runs it with `args`; `remember` skips later approvals of that tool in the run or session.
+   * The paused run continues once nothing waits.
+   */
+  approve(input: ApprovalInput): Promise<void>;
+  /** Supply the result (`output`) or failure (`error`) of a deferred call; the run continues once nothing waits. */
+  supplyToolResult(input: SupplyInput): Promise<void>;
+  /** Run the compensations of an ended run's tool calls, latest first; failed ones are retried by a later undo. */
+  undo(runId: string): Promise<UndoResult>;
+  /**
+   * This session's own tool-policy layer, applied after the runtime's (it can only narrow them); `null` clears
+   * it. Persisted; later runs use it.
+   */
+  configureTools(layer: ToolPolicyLayer | null): Promise<void>;
 }
 
 function parseTimeout(options: { timeoutMs?: number } | undefined): number {
@@ -61,11 +96,27 @@ function parseTimeout(options: { timeoutMs?: number } | undefined): number {
   return Math.max(100, timeoutMs);
 }
 
+function pausedInfo(
+  runId: string,
+  state: PauseState,
+  calls: readonly PausedCallInfo[],
+  settled?: (call: PausedCallInfo) => boolean,
+): PausedRunInfo {
+  const waiting = calls
+    .filter((call) => settled === undefined || !settled(call))
+    .map(({ toolCallId, tool, needs }) => ({ toolCallId, tool, needs }));
+  return { runId, state, waiting };
+}
+
 function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
   return new Promise<WaitResult>((resolve) => {
-    const waiter = (run: RunSummary): void => {
+    const waiter = (result: RunResult): void => {
       internals.clock.clearTimeout(timer);
-      resolve({ status: 'ended', run });
+      resolve(
+        isRunPaused(result)
+          ? { status: 'paused', ...pausedInfo(result.runId, result.state, result.calls) }
+          : { status: 'ended', run: result },
+      );
     };
     const timer = internals.clock.setTimeout(() => {
       session.waiters?.delete(waiter);
@@ -81,7 +132,13 @@ export function waitForRun(
   session: LiveSession,
   timeoutMs: number,
 ): Promise<WaitResult> {
-  if (!isRunActive(activityOf(session.actor.getSnapshot()))) return Promise.resolve({ status: 'idle' });
+  const snapshot = session.actor.getSnapshot();
+  const { pause, run } = snapshot.context;
+  if (pause !== null && run !== null) {
+    const info = pausedInfo(run.runId, pause.state, pause.calls, (call) => (call as PausedCallState).settled);
+    return Promise.resolve({ status: 'paused', ...info });
+  }
+  if (!isRunActive(activityOf(snapshot))) return Promise.resolve({ status: 'idle' });
   return waitOn(internals, session, timeoutMs);
 }
 
@@ -110,9 +167,8 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
     },
     async waitForEnd(options) {
       const timeoutMs = parseTimeout(options);
-      const live = registry.live(key);
-      if (live === undefined) return { status: 'idle' };
-      return waitForRun(internals, live, timeoutMs);
+      // Through the gate: a session that is not live yet (startup recovery, hibernated) may hold a paused run.
+      return withSession(key, (live) => waitForRun(internals, live, timeoutMs));
     },
     status() {
       const live = registry.live(key);
@@ -154,6 +210,27 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       ),
     transcript: () => internals.ledger.listTurns(key),
     runs: () => internals.ledger.listRuns(key),
+    async approve(input) {
+      assertOpen(internals);
+      await withSession(key, (live) => approveCall(internals, live, input));
+    },
+    async supplyToolResult(input) {
+      assertOpen(internals);
+      await withSession(key, (live) => supplyResult(internals, live, input));
+    },
+    async undo(runId) {
+      assertOpen(internals);
+      const id = await assertUndoable(internals, key, runId);
+      return withSession(key, (live) => internals.sessionLane.run(key, () => undoRun(internals, live, id)));
+    },
+    async configureTools(layer) {
+      assertOpen(internals);
+      const parsed = layer === null ? undefined : internals.sessionTools.parseLayer('configureTools', layer);
+      await withSession(key, (live) => {
+        live.toolPolicy = parsed;
+        return registry.persist(live);
+      });
+    },
   };
   return session;
 }

@@ -6,11 +6,17 @@ import type { ModelMessage } from '../providers/model-provider.js';
  * starting at a user turn, and without assistant tool calls whose results were never recorded (a run that
  * was aborted mid-batch) or tool results whose call is missing.
  */
-export function turnsToMessages(turns: readonly TurnRecord[], limit: number): ModelMessage[] {
+export function turnsToMessages(
+  turns: readonly TurnRecord[],
+  limit: number,
+  /** Calls whose results are not among the turns but will follow (a paused batch being resumed). */
+  pending: ReadonlySet<string> = new Set(),
+): ModelMessage[] {
   let start = Math.max(0, turns.length - limit);
   while (start < turns.length && turns[start]?.role !== 'user') start++;
   const recent = turns.slice(start);
-  const answered = new Set(recent.filter((turn) => turn.role === 'tool').map((turn) => turn.toolCallId));
+  const answered = new Set<string | undefined>(pending);
+  for (const turn of recent) if (turn.role === 'tool') answered.add(turn.toolCallId);
   const called = new Set<string>();
   const messages: ModelMessage[] = [];
   for (const turn of recent) {

@@ -29,6 +29,11 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly retry?: ToolRetry;
   // Method syntax on purpose: parameters are then checked bivariantly, so a Tool<{ q: string }> fits a Tool[].
   execute?(args: Input, context: ToolContext): Promise<Output> | Output;
+  /**
+   * Compensate a call that succeeded (`session.undo(runId)` runs a run's compensations in reverse order). Gets
+   * the call's arguments and its output.
+   */
+  undo?(args: Input, output: Output, context: ToolContext): unknown;
 }
 
 /** How a failing tool call is retried: `attempts` more times, waiting `baseMs` × 2^n with full jitter. */
@@ -52,6 +57,8 @@ export interface ToolDefinition<Schema extends z.ZodType, Output> {
   /** Retry a call that threw: `{ attempts?: 2, baseMs?: 200 }`. @default no retry */
   readonly retry?: { readonly attempts?: number; readonly baseMs?: number };
   readonly execute?: (args: z.output<Schema>, context: ToolContext) => Promise<Output> | Output;
+  /** Compensates a call that succeeded: gets its arguments and output. @default no undo */
+  readonly undo?: (args: z.output<Schema>, output: Output, context: ToolContext) => unknown;
 }
 
 const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -70,6 +77,7 @@ const definitionSchema = z.object({
     .strict()
     .optional(),
   execute: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function').optional(),
+  undo: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function').optional(),
 });
 
 /** Define a tool: the model sees its name, description and the JSON Schema of `input`. */
@@ -79,6 +87,10 @@ export function defineTool<Schema extends z.ZodType, Output>(
   const parsed = definitionSchema.safeParse(definition);
   if (!parsed.success) {
     throw new RuntimeError('invalid_input', `defineTool: ${z.prettifyError(parsed.error)}`);
+  }
+  if (definition.undo !== undefined && definition.execute === undefined) {
+    // A deferred tool's effect happens outside the runtime; so must its compensation.
+    throw new RuntimeError('invalid_input', `defineTool: "${definition.name}" has undo but no execute`);
   }
   const retry = parsed.data.retry === undefined ? {} : { retry: parsed.data.retry };
   return Object.freeze({ ...definition, risk: parsed.data.risk, ...retry }) as Tool<z.output<Schema>, Output>;

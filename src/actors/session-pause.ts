@@ -1,0 +1,57 @@
+import type { AbortStatus } from '../runner/run-abort.js';
+import type { RunPaused } from './run-summary.js';
+import type { QueuedMessage, SessionContext } from './session-context.js';
+
+/**
+ * The run paused: remember what it waits for and until when. Steer messages the run had not admitted yet go to
+ * the front of the queue as followups (a paused run takes no steering).
+ */
+export function pauseRun(
+  context: SessionContext,
+  paused: RunPaused,
+  unadmitted: readonly QueuedMessage[],
+  until: number,
+): SessionContext {
+  const queued = new Set(context.queue.map((item) => item.messageId));
+  const returned = unadmitted.filter((item) => !queued.has(item.messageId));
+  return {
+    ...context,
+    queue: returned.length > 0 ? [...returned, ...context.queue] : context.queue,
+    pause: {
+      state: paused.state,
+      calls: paused.calls.map((call) => ({ ...call, settled: false })),
+      until,
+    },
+  };
+}
+
+/** One waiting call was decided or supplied. */
+export function settlePausedCall(context: SessionContext, turn: number, position: number): SessionContext {
+  const { pause } = context;
+  if (pause === null) return context;
+  const calls = pause.calls.map((call) =>
+    call.turn === turn && call.position === position ? { ...call, settled: true } : call,
+  );
+  return { ...context, pause: { ...pause, calls } };
+}
+
+/** Calls of the pause still waiting for `needs` (any when omitted). */
+export function waitingCalls(context: SessionContext, needs?: 'approval' | 'deferred'): number {
+  return (context.pause?.calls ?? []).filter(
+    (call) => !call.settled && (needs === undefined || call.needs === needs),
+  ).length;
+}
+
+/**
+ * The paused run continues (every call settled, or the pause expired), or, with `abort`, only ends: its lane
+ * turn records the end. Either way the run goes back through the run actor.
+ */
+export function resumeRun(
+  context: SessionContext,
+  abort?: { readonly status: AbortStatus; readonly reason: string },
+): SessionContext {
+  const { run, pause } = context;
+  if (run === null || pause === null) return context;
+  const resume = { from: pause.state, ...(abort === undefined ? {} : { abort }) };
+  return { ...context, run: { ...run, resume }, pause: null };
+}

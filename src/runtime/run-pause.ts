@@ -1,0 +1,185 @@
+import type { PausedCallInfo, RunPaused } from '../actors/run-summary.js';
+import type { Clock } from '../core/clock.js';
+import type { EventInput, PauseState } from '../core/events.js';
+import type { Ledger, ToolCallRecord } from '../ledger/index.js';
+import type { ModelMessage } from '../providers/model-provider.js';
+import type { ResumedCall, RunPause, RunResume, ToolResultDraft } from '../runner/run-context.js';
+import { turnsToMessages } from './transcript.js';
+
+/** What recording and resuming a pause needs. */
+export interface PauseDeps {
+  readonly ledger: Ledger;
+  readonly clock: Clock;
+  readonly emit: (sessionKey: string, event: EventInput) => void;
+  /** Issue a ledger write whose failure is reported in the background. */
+  readonly write: (promise: Promise<void>) => void;
+  readonly historyTurns: number;
+}
+
+/** What goes back to the model for a call an operator rejected. */
+export function rejectionContent(message: string | undefined): string {
+  return message === undefined || message.length === 0
+    ? 'The operator rejected this call.'
+    : `The operator rejected this call: ${message}`;
+}
+
+/** The result of a call the run continued without. */
+const expiredApproval: ToolResultDraft = {
+  content: 'Error: the approval request expired before an operator answered.',
+  isError: true,
+};
+const missingResult: ToolResultDraft = {
+  content: 'Error: no result was supplied for this call.',
+  isError: true,
+};
+
+/**
+ * Record a pause: every call of the batch (results of those that ran, so they never run twice), the run's status
+ * and progress, one `approval.requested` or `tool.deferred` per waiting call, then `run.paused`. One synchronous
+ * stretch, so it commits as one.
+ */
+export function recordPause(deps: PauseDeps, sessionKey: string, runId: string, pause: RunPause): RunPaused {
+  const at = deps.clock.now();
+  const records: ToolCallRecord[] = pause.calls.map((entry) => ({
+    sessionKey,
+    runId,
+    turn: pause.turn,
+    position: entry.position,
+    toolCallId: entry.call.id,
+    tool: entry.call.name,
+    args: entry.call.args,
+    kind: entry.kind,
+    status: entry.kind === 'ran' ? 'settled' : 'pending',
+    ...(entry.result === undefined ? {} : { result: entry.result }),
+    requestedAt: at,
+  }));
+  deps.write(deps.ledger.putToolCalls(records));
+  deps.write(
+    deps.ledger.setRunStatus(runId, pause.status, { text: pause.text, usage: pause.usage, cost: pause.cost }),
+  );
+  const waiting: PausedCallInfo[] = [];
+  for (const entry of pause.calls) {
+    if (entry.kind === 'ran') continue;
+    const { id: toolCallId, name: tool, args } = entry.call;
+    deps.emit(sessionKey, {
+      type: entry.kind === 'approval' ? 'approval.requested' : 'tool.deferred',
+      runId,
+      toolCallId,
+      tool,
+      args,
+    });
+    waiting.push({ toolCallId, tool, needs: entry.kind, turn: pause.turn, position: entry.position });
+  }
+  deps.emit(sessionKey, {
+    type: 'run.paused',
+    runId,
+    state: pause.status,
+    toolCallIds: waiting.map((call) => call.toolCallId),
+  });
+  return { runId, state: pause.status, calls: waiting, at };
+}
+
+/** The batch that paused the run: the calls of its latest tool turn, by position. */
+export async function pausedBatch(ledger: Ledger, runId: string): Promise<ToolCallRecord[]> {
+  const calls = await ledger.listToolCalls(runId);
+  const turn = Math.max(0, ...calls.map((call) => call.turn));
+  return calls.filter((call) => call.turn === turn);
+}
+
+/** How one recorded call continues: its result, or (approved) run it now. Calls still waiting get an error. */
+function resumedCall(deps: PauseDeps, record: ToolCallRecord): ResumedCall {
+  const call = { id: record.toolCallId, name: record.tool, args: record.args };
+  if (record.status === 'approved') {
+    const edited = record.decision?.decision === 'edit' ? { args: record.decision.args } : {};
+    return { call, run: edited };
+  }
+  if (record.status === 'rejected') {
+    return { call, result: { content: rejectionContent(record.decision?.message), isError: true } };
+  }
+  if (record.result !== undefined) return { call, result: record.result };
+  const base = { runId: record.runId, toolCallId: record.toolCallId, tool: record.tool };
+  if (record.kind === 'approval') {
+    deps.emit(record.sessionKey, { type: 'approval.resolved', ...base, decision: 'expired' });
+    return { call, result: expiredApproval };
+  }
+  deps.emit(record.sessionKey, {
+    type: 'tool.failed',
+    ...base,
+    error: { code: 'tool_failed', message: 'no result was supplied for this deferred call' },
+  });
+  return { call, result: missingResult };
+}
+
+/** Rebuild where a paused run stood: the conversation (history, the run's turns) and its settled batch. */
+export async function loadResume(
+  deps: PauseDeps,
+  sessionKey: string,
+  runId: string,
+): Promise<{ resume: RunResume; from: PauseState; batch: ToolCallRecord[] }> {
+  const { ledger, historyTurns } = deps;
+  const record = await ledger.getRun(runId);
+  const runTurns = await ledger.listRunTurns(runId);
+  const batch = await pausedBatch(ledger, runId);
+  const earlier =
+    historyTurns === 0 ? [] : await ledger.listTurns(sessionKey, { last: historyTurns + runTurns.length });
+  const history = turnsToMessages(
+    earlier.filter((turn) => turn.runId !== runId),
+    historyTurns,
+  );
+  const pending = new Set(batch.map((call) => call.toolCallId));
+  const own: ModelMessage[] = turnsToMessages(runTurns, runTurns.length, pending);
+  const toolTurns = runTurns.filter((turn) => (turn.toolCalls?.length ?? 0) > 0).length;
+  const from: PauseState = record?.status === 'awaiting_tool_results' ? record.status : 'awaiting_approval';
+  return {
+    from,
+    batch,
+    resume: {
+      messages: [...history, ...own],
+      toolTurns,
+      text: record?.text ?? '',
+      usage: record?.usage ?? { inputTokens: 0, outputTokens: 0 },
+      cost: record?.cost ?? 0,
+      batch: batch.map((call) => resumedCall(deps, call)),
+    },
+  };
+}
+
+/** A resumed batch's results went back to the model: its waiting calls are settled with them. */
+export function settleBatch(
+  deps: PauseDeps,
+  batch: readonly ToolCallRecord[],
+  results: readonly ToolResultDraft[],
+): void {
+  batch.forEach((record, index) => {
+    const result = results[index];
+    if (record.kind === 'ran' || result === undefined) return;
+    const key = { runId: record.runId, turn: record.turn, position: record.position };
+    deps.write(
+      deps.ledger.updateToolCall(key, {
+        status: 'settled',
+        result: { content: result.content, isError: result.isError },
+        resolvedAt: record.resolvedAt ?? deps.clock.now(),
+      }),
+    );
+  });
+}
+
+/** A paused run ends without resuming: its waiting calls are cancelled (approvals say so in an event). */
+export async function cancelPause(deps: PauseDeps, runId: string): Promise<void> {
+  const batch = await pausedBatch(deps.ledger, runId);
+  const now = deps.clock.now();
+  for (const record of batch) {
+    if (record.kind === 'ran' || record.status === 'settled') continue;
+    const key = { runId, turn: record.turn, position: record.position };
+    deps.write(deps.ledger.updateToolCall(key, { status: 'cancelled', resolvedAt: now }));
+    if (record.kind === 'approval' && record.status === 'pending') {
+      deps.emit(record.sessionKey, {
+        type: 'approval.resolved',
+        runId,
+        toolCallId: record.toolCallId,
+        tool: record.tool,
+        decision: 'cancelled',
+      });
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { RuntimeError } from '../core/errors.js';
+import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
+import type { Tool } from '../tools/define-tool.js';
+import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
+
+/** One tool-policy layer: `allow` (empty allows all) and `deny` (wins), names, globs or `group:name`. */
+export const toolPolicyLayerSchema = z
+  .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+  .strict();
+
+/** The tool registries of a runtime: its own policy layers, then a session's layer on top. */
+export interface SessionTools {
+  /** The registry for a session with this layer (`undefined`: the runtime's layers only). */
+  registryFor(layer: unknown): ToolRegistry;
+  /** Validate a session's layer; `invalid_input` naming the problem. */
+  parseLayer(what: string, layer: unknown): ToolPolicyLayer;
+  /** A configured tool by name, whatever the policy says (undo of a tool the policy removed since). */
+  byName(name: string): Tool | undefined;
+}
+
+/**
+ * Registries by session layer, built once per distinct layer: a session layer only narrows what the runtime's
+ * layers left (no grant-back), and the subagent layer of the brief is this same mechanism one level down.
+ */
+export function createSessionTools(options: {
+  tools: readonly Tool[];
+  layers: readonly ToolPolicyLayer[];
+  groups: Record<string, string[]>;
+}): SessionTools {
+  const { tools, layers, groups } = options;
+  const names = tools.map((tool) => tool.name);
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const registries = new Map<string, ToolRegistry>();
+  const registryOf = (sessionLayers: readonly ToolPolicyLayer[]): ToolRegistry => {
+    const key = JSON.stringify(sessionLayers);
+    let registry = registries.get(key);
+    if (registry === undefined) {
+      const allowed = resolveToolPolicy(names, [...layers, ...sessionLayers], groups).allowed;
+      registry = createToolRegistry(tools, new Set(allowed));
+      registries.set(key, registry);
+    }
+    return registry;
+  };
+  const parseLayer = (what: string, layer: unknown): ToolPolicyLayer => {
+    const parsed = toolPolicyLayerSchema.safeParse(layer);
+    if (!parsed.success) throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);
+    // Compiles the layer: an unknown group or a bad glob throws invalid_input here, not in a run.
+    resolveToolPolicy(names, [parsed.data], groups);
+    return parsed.data;
+  };
+  registryOf([]);
+  return {
+    registryFor: (layer) => {
+      if (layer === undefined || layer === null) return registryOf([]);
+      try {
+        return registryOf([parseLayer('session tool policy', layer)]);
+      } catch {
+        // A stored layer that no longer compiles (a group removed from the config) denies everything rather
+        // than granting what it meant to narrow.
+        return registryOf([{ deny: ['*'] }]);
+      }
+    },
+    parseLayer,
+    byName: (name) => byName.get(name),
+  };
+}

@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import type { PausedCallState } from '../actors/session-context.js';
+import type { LiveSession } from '../actors/session-registry.js';
+import { approvalDecisions, approvalMemories } from '../core/approvals.js';
+import { RuntimeError } from '../core/errors.js';
+import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
+import { describeInvalidArgs, serialize } from '../runner/tool-call.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+
+const approvalSchema = z
+  .object({
+    toolCallId: z.string().min(1),
+    decision: z.enum(approvalDecisions),
+    args: z.record(z.string(), z.unknown()).optional(),
+    message: z.string().max(4000).optional(),
+    remember: z.enum(approvalMemories).optional(),
+  })
+  .strict()
+  .refine((input) => (input.decision === 'edit') === (input.args !== undefined), {
+    message: 'args go with decision "edit", and only with it',
+    path: ['args'],
+  });
+
+/** What `approve()` takes. `edit` runs the call with `args`; `reject` feeds `message` back to the model. */
+export type ApprovalInput = z.input<typeof approvalSchema>;
+
+const supplySchema = z.union([
+  z.object({ toolCallId: z.string().min(1), output: z.unknown() }).strict(),
+  z
+    .object({
+      toolCallId: z.string().min(1),
+      error: z.union([z.string().min(1), z.object({ message: z.string().min(1) }).strict()]),
+    })
+    .strict(),
+]);
+
+/** What `supplyToolResult()` takes: the output of a deferred call, or the error it ended with. */
+export type SupplyInput =
+  | { readonly toolCallId: string; readonly output: unknown }
+  | {
+      readonly toolCallId: string;
+      readonly error: string | { readonly message: string };
+    };
+
+function parse<T>(schema: z.ZodType<T>, what: string, input: unknown): T {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);
+}
+
+/**
+ * The waiting call `toolCallId` of the session's paused run. An id the session's pause does not know (another
+ * session's, a run that is not paused, a typo) is `not_found`; a call already settled, or waiting for the other
+ * kind of answer, is `invalid_input`. Nothing changes either way.
+ */
+function waitingCall(
+  session: LiveSession,
+  what: 'approve' | 'supplyToolResult',
+  toolCallId: string,
+  needs: 'approval' | 'deferred',
+): { call: PausedCallState; runId: string } {
+  const { pause, run } = session.actor.getSnapshot().context;
+  const matches = (pause?.calls ?? []).filter((call) => call.toolCallId === toolCallId);
+  const call = matches.find((candidate) => !candidate.settled) ?? matches[0];
+  if (pause === null || run === null || call === undefined) {
+    throw new RuntimeError(
+      'not_found',
+      `${what}: no tool call "${toolCallId}" is waiting in session "${session.key}"`,
+    );
+  }
+  if (call.needs !== needs) {
+    const instead = call.needs === 'approval' ? 'approve()' : 'supplyToolResult()';
+    throw new RuntimeError('invalid_input', `${what}: tool call "${toolCallId}" waits for ${instead}`);
+  }
+  if (call.settled) {
+    throw new RuntimeError('invalid_input', `${what}: tool call "${toolCallId}" was already settled`);
+  }
+  return { call, runId: run.runId };
+}
+
+/** Check edited arguments against the tool's schema; `args_invalid` (changing nothing) when they do not fit. */
+function checkEditedArgs(tools: ToolRegistry, tool: string, args: unknown): void {
+  const definition = tools.get(tool);
+  if (definition === undefined) return;
+  const parsed = definition.input.safeParse(args);
+  if (!parsed.success)
+    throw new RuntimeError('args_invalid', `approve: ${describeInvalidArgs(tool, parsed.error)}`);
+}
+
+/** Decide on a call waiting for approval: record the decision, tell the session (it resumes when nothing waits). */
+export async function approveCall(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  input: ApprovalInput,
+): Promise<void> {
+  const request = parse(approvalSchema, 'approve', input);
+  const { call, runId } = waitingCall(session, 'approve', request.toolCallId, 'approval');
+  if (request.decision === 'edit') checkEditedArgs(internals.toolsFor(session.key), call.tool, request.args);
+  const decision: ApprovalDecision = {
+    decision: request.decision,
+    ...(request.args === undefined ? {} : { args: request.args }),
+    ...(request.message === undefined ? {} : { message: request.message }),
+    ...(request.remember === undefined ? {} : { remember: request.remember }),
+  };
+  const written = internals.ledger.updateToolCall(
+    { runId, turn: call.turn, position: call.position },
+    {
+      status: request.decision === 'reject' ? 'rejected' : 'approved',
+      decision,
+      resolvedAt: internals.clock.now(),
+    },
+  );
+  internals.emit(session, {
+    type: 'approval.resolved',
+    runId,
+    toolCallId: call.toolCallId,
+    tool: call.tool,
+    decision: request.decision,
+    ...(request.remember === undefined ? {} : { remember: request.remember }),
+    ...(request.message === undefined ? {} : { message: request.message }),
+  });
+  session.actor.send({ type: 'PAUSE.SETTLED', turn: call.turn, position: call.position });
+  // The last approval settled while deferred calls still wait: the run now waits for their results.
+  const after = session.actor.getSnapshot().context;
+  const moved = after.pause?.state === 'awaiting_tool_results' && after.run?.runId === runId;
+  await Promise.all([
+    written,
+    ...(moved ? [internals.ledger.setRunStatus(runId, 'awaiting_tool_results')] : []),
+  ]);
+}
+
+/** The result a supplied output or error gives the model; an output the tool's schema refuses is `invalid_input`. */
+function suppliedResult(
+  tools: ToolRegistry,
+  tool: string,
+  input: z.output<typeof supplySchema>,
+): ToolCallResult {
+  if ('error' in input) {
+    const message = typeof input.error === 'string' ? input.error : input.error.message;
+    return { content: `Error: ${message}`, isError: true };
+  }
+  const checked = tools.get(tool)?.output?.safeParse(input.output);
+  if (checked !== undefined && !checked.success) {
+    throw new RuntimeError(
+      'invalid_input',
+      `supplyToolResult: the output does not match the output schema of "${tool}"`,
+    );
+  }
+  let content: string;
+  try {
+    content = serialize(input.output);
+  } catch (error) {
+    throw new RuntimeError('invalid_input', 'supplyToolResult: output must be JSON-serialisable', {
+      cause: error,
+    });
+  }
+  return { content, isError: false };
+}
+
+/** Supply the result of a deferred call: record it, tell the session (it resumes when nothing waits). */
+export async function supplyResult(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  input: SupplyInput,
+): Promise<void> {
+  const request = parse(supplySchema, 'supplyToolResult', input);
+  const { call, runId } = waitingCall(session, 'supplyToolResult', request.toolCallId, 'deferred');
+  const result = suppliedResult(internals.toolsFor(session.key), call.tool, request);
+  const written = internals.ledger.updateToolCall(
+    { runId, turn: call.turn, position: call.position },
+    { status: 'supplied', result, resolvedAt: internals.clock.now() },
+  );
+  internals.emit(session, {
+    type: 'tool.supplied',
+    runId,
+    toolCallId: call.toolCallId,
+    tool: call.tool,
+    isError: result.isError,
+  });
+  session.actor.send({ type: 'PAUSE.SETTLED', turn: call.turn, position: call.position });
+  await written;
+}

@@ -1,0 +1,88 @@
+import type { LiveSession } from '../actors/session-registry.js';
+import { RuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
+import { invokeTool } from '../tools/invoke-tool.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+
+/** What became of one compensation in an undo. */
+export interface UndoStep {
+  readonly seq: number;
+  readonly toolCallId: string;
+  readonly tool: string;
+  readonly status: 'done' | 'failed';
+  readonly error?: ErrorInfo;
+}
+
+/** What `session.undo(runId)` resolves with: the compensations it ran, latest call first. */
+export interface UndoResult {
+  readonly runId: string;
+  readonly steps: readonly UndoStep[];
+}
+
+/**
+ * Undo a run: run its compensations not yet done in reverse order (the last effect first), recording each. A
+ * compensation that fails is recorded `failed` and the others still run; a later undo tries it again.
+ */
+export async function undoRun(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  runId: string,
+): Promise<UndoResult> {
+  const { ledger, clock } = internals;
+  const records = (await ledger.listCompensations(runId)).filter((record) => record.status !== 'done');
+  const steps: UndoStep[] = [];
+  for (const record of records.reverse()) {
+    const { seq, toolCallId, tool: name } = record;
+    const tool = internals.sessionTools.byName(name);
+    let error: ErrorInfo | undefined;
+    try {
+      if (tool?.undo === undefined)
+        throw new RuntimeError('not_found', `no tool "${name}" with undo is configured`);
+      await invokeTool(tool, record.args, {
+        signal: new AbortController().signal,
+        clock,
+        context: { toolCallId, sessionKey: record.sessionKey, runId },
+        undoOf: { output: record.result },
+      });
+    } catch (failure) {
+      error = toErrorInfo(failure);
+    }
+    const base = { runId, toolCallId, tool: name, index: seq };
+    const undoneAt = clock.now();
+    if (error === undefined) {
+      await ledger.updateCompensation(runId, seq, { status: 'done', undoneAt });
+      internals.emit(session, { type: 'undo.executed', ...base });
+      steps.push({ seq, toolCallId, tool: name, status: 'done' });
+    } else {
+      await ledger.updateCompensation(runId, seq, { status: 'failed', error, undoneAt });
+      internals.emit(session, { type: 'undo.failed', ...base, error });
+      steps.push({ seq, toolCallId, tool: name, status: 'failed', error });
+    }
+  }
+  return { runId, steps };
+}
+
+/** Check that `runId` names an ended run of this session; `not_found` or `invalid_input` otherwise. */
+export async function assertUndoable(
+  internals: RuntimeInternals,
+  sessionKey: string,
+  runId: unknown,
+): Promise<string> {
+  if (typeof runId !== 'string' || runId.length === 0) {
+    throw new RuntimeError('invalid_input', 'undo: runId must be a non-empty string');
+  }
+  const run = await internals.ledger.getRun(runId);
+  if (run === undefined || run.sessionKey !== sessionKey) {
+    throw new RuntimeError('not_found', `undo: session "${sessionKey}" has no run "${runId}"`);
+  }
+  if (
+    run.status === 'running' ||
+    run.status === 'awaiting_approval' ||
+    run.status === 'awaiting_tool_results'
+  ) {
+    throw new RuntimeError(
+      'invalid_input',
+      `undo: run "${runId}" has not ended (abort it or wait for it first)`,
+    );
+  }
+  return runId;
+}
