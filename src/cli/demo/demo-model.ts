@@ -17,12 +17,21 @@ function answer(random: Random, count: number): string {
 
 /**
  * The demo's model: a scripted model that answers every request with a few dozen words streamed token by
- * token, and asks for the `lookup_order` tool when the user mentions an order.
+ * token, asks for the `lookup_order` tool when the user mentions an order, and for the high-risk `refund_order`
+ * tool when they ask for a refund.
  */
 export function createDemoModel(clock: Clock, random: Random, tokenDelayMs: number): ScriptedModel {
   return scriptedModel(
     (request: ModelRequest): ScriptEntry => {
       const last = request.messages.at(-1);
+      const refund = last?.role === 'user' ? /refund order #(\d+)/.exec(last.content) : null;
+      if (refund !== null) {
+        return {
+          text: 'I can refund that once an operator approves.',
+          tokenDelayMs,
+          toolCalls: [{ name: 'refund_order', args: { orderId: refund[1] ?? '0', amount: 49 } }],
+        };
+      }
       if (last?.role === 'user' && /order #\d+/.test(last.content)) {
         const orderId = /order #(\d+)/.exec(last.content)?.[1] ?? '0';
         return {

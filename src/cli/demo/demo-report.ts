@@ -15,6 +15,8 @@ export interface DemoCounts {
   rotations: number;
   fallbacks: number;
   cooldowns: number;
+  approvalsRequested: number;
+  approved: number;
 }
 
 /** Fold one event into the counts. */
@@ -48,6 +50,12 @@ export function countEvent(counts: DemoCounts, event: RuntimeEvent): void {
       break;
     case 'profile.cooldown':
       counts.cooldowns++;
+      break;
+    case 'approval.requested':
+      counts.approvalsRequested++;
+      break;
+    case 'approval.resolved':
+      if (event.decision === 'approve') counts.approved++;
       break;
     default:
       break;
@@ -96,6 +104,8 @@ export function closingTable(counts: DemoCounts, log: ChannelLog, lost: number, 
     ['profile rotations', counts.rotations],
     ['model fallbacks', counts.fallbacks],
     ['profile cooldowns', counts.cooldowns],
+    ['approvals requested', counts.approvalsRequested],
+    ['approved by operator', counts.approved],
     ['tokens streamed', counts.tokens],
     ['seconds', seconds.toFixed(1)],
     ['lost', lost],

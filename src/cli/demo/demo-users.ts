@@ -5,7 +5,7 @@ import type { SendResult } from '../../runtime/admit-message.js';
 import type { Session } from '../../runtime/session-handle.js';
 
 /** How a simulated chat user behaves. */
-export type Persona = 'burst' | 'steerer' | 'interrupter' | 'stopper' | 'waiter';
+export type Persona = 'burst' | 'steerer' | 'interrupter' | 'stopper' | 'waiter' | 'refunder';
 
 /** What the simulated channel did, for the closing table and the no-loss check. */
 export interface ChannelLog {
@@ -25,11 +25,15 @@ const questions = [
   'one more thing: do you ship to Norway?',
 ];
 
-/** The persona of user `index` (0-based): one interrupter, one stopper, one waiter, six steerers, the rest burst. */
+/**
+ * The persona of user `index` (0-based): one interrupter, one stopper, one waiter, one refunder (a high-risk tool
+ * call an operator approves), five steerers, the rest burst.
+ */
 export function personaOf(index: number): Persona {
   if (index === 0) return 'interrupter';
   if (index === 1) return 'stopper';
   if (index === 2) return 'waiter';
+  if (index === 3) return 'refunder';
   if (index < 9) return 'steerer';
   return 'burst';
 }
@@ -65,7 +69,9 @@ export async function simulateUser(
   };
   await clock.sleep(Math.floor(random() * 1500));
   const persona = personaOf(index);
-  await send(questions[index % questions.length] as string);
+  await send(
+    persona === 'refunder' ? 'please refund order #7001' : (questions[index % questions.length] as string),
+  );
   switch (persona) {
     case 'burst': {
       const extra = 1 + Math.floor(random() * 3);
@@ -89,6 +95,9 @@ export async function simulateUser(
       await until(clock, () => chat.status().state === 'streaming');
       await clock.sleep(150);
       if (await chat.abort({ reason: 'user sent /stop' })) log.stops++;
+      break;
+    case 'refunder':
+      // The run pauses for the operator (see runDemo); this user just waits for the answer.
       break;
     case 'waiter': {
       const result = await chat.waitForEnd({ timeoutMs: 15_000 });

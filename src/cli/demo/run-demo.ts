@@ -45,6 +45,16 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       return { orderId, status: 'shipped', eta: '2 days' };
     },
   });
+  const refundOrder = defineTool({
+    name: 'refund_order',
+    description: 'Refund an order (needs an operator)',
+    risk: 'high',
+    input: z.object({ orderId: z.string(), amount: z.number() }),
+    execute: async ({ orderId, amount }, { signal }) => {
+      await clock.sleep(80, signal);
+      return { orderId, refunded: amount };
+    },
+  });
   const runtime = createRuntime({
     ledger,
     providers: {
@@ -62,7 +72,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     ],
     queue: { mode: 'collect', debounceMs: 300, maxWaitMs: 1200 },
     globalLane: { concurrency: 6, warnAfterMs: 500 },
-    tools: [lookupOrder],
+    tools: [lookupOrder, refundOrder],
     systemPrompt: 'You are the support agent of a parcel shop.',
     clock,
     random,
@@ -79,10 +89,24 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     rotations: 0,
     fallbacks: 0,
     cooldowns: 0,
+    approvalsRequested: 0,
+    approved: 0,
   };
   const stopEvents = new AbortController();
+  const approvals: Promise<void>[] = [];
   const following = (async () => {
-    for await (const event of runtime.events({ signal: stopEvents.signal })) countEvent(counts, event);
+    for await (const event of runtime.events({ signal: stopEvents.signal })) {
+      countEvent(counts, event);
+      // The simulated operator reads each request for 400 ms, then approves it.
+      if (event.type === 'approval.requested') {
+        const { sessionKey, toolCallId } = event;
+        approvals.push(
+          clock
+            .sleep(400)
+            .then(() => runtime.session(sessionKey).approve({ toolCallId, decision: 'approve' })),
+        );
+      }
+    }
   })();
   const log: ChannelLog = { accepted: new Map(), sent: 0, duplicates: 0, rejected: 0, stops: 0, waits: [] };
   const sessions = Array.from({ length: options.users }, (_, index) =>
@@ -97,6 +121,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     while (sessions.some((session) => session.status().state !== 'idle' || session.status().queued > 0)) {
       await clock.sleep(50);
     }
+    await Promise.all(approvals);
   } finally {
     clearInterval(timer);
   }
