@@ -148,13 +148,13 @@ describe('session.configureTools', () => {
 
 describe('a batch with a denied call', () => {
   it('lets launched siblings settle, then fails the run with tool_denied', async () => {
-    let clock: { sleep(ms: number): Promise<void> } | undefined;
+    const holder: { clock?: { sleep(ms: number): Promise<void> } } = {};
     const slow = defineTool({
       name: 'slow',
       description: 'takes 100 ms',
       input: z.object({}),
       execute: async () => {
-        await clock?.sleep(100);
+        await holder.clock?.sleep(100);
         return 'slow done';
       },
     });
@@ -169,7 +169,7 @@ describe('a batch with a denied call', () => {
       ],
       { tools: [slow, ...tools], toolPolicy: [{ deny: ['exec'] }] },
     );
-    clock = h.clock;
+    holder.clock = h.clock;
     const chat = h.runtime.session('telegram:1');
     await chat.send('go');
     const ended = chat.waitForEnd();
