@@ -33,3 +33,4 @@ export {
   type CompensationRecord,
   type CompensationUpdate,
 } from './tool-call-records.js';
+export type { PlanRecord, StepMetadata, StepResultRecord } from './plan-records.js';

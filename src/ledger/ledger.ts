@@ -1,6 +1,7 @@
 import type { ErrorInfo } from '../core/errors.js';
 import type { RunStatus, RuntimeEvent } from '../core/events.js';
 import type { ToolCall, Usage } from '../core/model-types.js';
+import type { PlanRecord, StepResultRecord } from './plan-records.js';
 import type {
   CompensationRecord,
   CompensationUpdate,
@@ -206,6 +207,16 @@ export interface Ledger {
   updateCompensation(runId: string, seq: number, update: CompensationUpdate): Promise<void>;
   /** A run's compensations by `seq`. */
   listCompensations(runId: string): Promise<CompensationRecord[]>;
+
+  /** Record a plan run's definition; a run that already has one is refused (`invalid_input`). */
+  putPlan(record: PlanRecord): Promise<void>;
+  getPlan(runId: string): Promise<PlanRecord | undefined>;
+  /** Add step ids to a plan's approved list (ids already there keep their place); `not_found` without a plan. */
+  approvePlanSteps(runId: string, stepIds: readonly string[]): Promise<void>;
+  /** Record a finished step; a `(runId, stepId)` or `(runId, seq)` already recorded is refused (`invalid_input`). */
+  putStepResult(record: StepResultRecord): Promise<void>;
+  /** A plan run's step results by `seq`. */
+  listStepResults(runId: string): Promise<StepResultRecord[]>;
 
   /** Append events whose `cursor` and `seq` the runtime already stamped (cursors strictly increasing). */
   appendEvents(events: readonly RuntimeEvent[]): Promise<void>;

@@ -8,6 +8,7 @@ import {
   type SessionState,
   type TurnRecord,
 } from './ledger.js';
+import { createMemoryPlans } from './memory-plans.js';
 import { createMemoryRuns } from './memory-runs.js';
 import { createMemoryToolCalls } from './memory-tool-calls.js';
 
@@ -103,6 +104,7 @@ export function createMemoryLedger(): Ledger {
 
   const toolCalls = createMemoryToolCalls(perform);
   const runs = createMemoryRuns(perform, toolCalls.latestBatch);
+  const plans = createMemoryPlans(perform);
 
   /** A session's records still to run: pending ones, and steered ones that no recorded turn admitted. */
   const pendingOf = (sessionKey: string, records: readonly InboxRecord[]): InboxRecord[] => {
@@ -246,6 +248,7 @@ export function createMemoryLedger(): Ledger {
     listRunTurns: (runId) => perform(() => (turnsByRun.get(runId) ?? []).slice()),
 
     ...toolCalls.methods,
+    ...plans,
 
     appendEvents: (batch) =>
       perform(() => {

@@ -27,6 +27,7 @@ import {
   type TurnRow,
 } from './sqlite-rows.js';
 import { openDatabase } from './sqlite-open.js';
+import { createSqlitePlans } from './sqlite-plans.js';
 import { prepareStatements } from './sqlite-statements.js';
 import { createSqliteToolCalls } from './sqlite-tool-calls.js';
 
@@ -89,6 +90,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   };
 
   const toolCalls = createSqliteToolCalls({ db, write, read });
+  const plans = createSqlitePlans({ db, write, read });
 
   function admitted(sessionKey: string): Set<string> {
     const ids = new Set<string>();
@@ -222,6 +224,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     listRunTurns: (runId) => read(() => (sql.listRunTurns.all(runId) as TurnRow[]).map(toTurnRecord)),
 
     ...toolCalls.methods,
+    ...plans,
 
     appendEvents(events) {
       const refused = refusal();

@@ -144,6 +144,32 @@ export const migrations: readonly string[] = [
   CREATE INDEX runs_paused ON runs (status) WHERE status IN ('awaiting_approval', 'awaiting_tool_results');
   CREATE INDEX turns_by_run ON turns (run_id, id);
   `,
+  // 3: plan runs: a plan's definition and approvals, and the result of each step that finished.
+  `
+  CREATE TABLE plans (
+    run_id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    options TEXT NOT NULL,
+    approved_steps TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE plan_steps (
+    run_id TEXT NOT NULL,
+    step_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    data TEXT,
+    error_code TEXT,
+    error_message TEXT,
+    execution_time INTEGER NOT NULL,
+    retries INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, step_id)
+  );
+  CREATE UNIQUE INDEX plan_steps_by_seq ON plan_steps (run_id, seq);
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -3,8 +3,10 @@ import type {
   CompensationRecord,
   InboxRecord,
   Ledger,
+  PlanRecord,
   RunRecord,
   SessionRecord,
+  StepResultRecord,
   ToolCallRecord,
   TurnRecord,
 } from '../../src/ledger/index.js';
@@ -102,6 +104,43 @@ export function compensation(
     result: { bookingId: `b${seq}`, total: { amount: 120, currency: 'EUR' } },
     status: 'pending',
     recordedAt: 400 + seq,
+    ...extra,
+  };
+}
+
+/** The plan of `runId`, with a nested definition and options, nothing approved yet. */
+export function plan(sessionKey: string, runId: string, extra: Partial<PlanRecord> = {}): PlanRecord {
+  return {
+    runId,
+    sessionKey,
+    plan: {
+      steps: [
+        { id: 'fetch', tool: 'search', args: { q: `query ${runId}` } },
+        { id: 'send', tool: 'mail', dependsOn: ['fetch'], approval: true },
+      ],
+    },
+    options: { maxConcurrency: 2, failFast: true, tags: ['nightly', null] },
+    approvedSteps: [],
+    createdAt: 500,
+    ...extra,
+  };
+}
+
+/** A step of `runId` that succeeded, with nested data (its step id and seq in it). */
+export function stepResult(
+  runId: string,
+  stepId: string,
+  seq: number,
+  extra: Partial<StepResultRecord> = {},
+): StepResultRecord {
+  return {
+    runId,
+    stepId,
+    seq,
+    success: true,
+    data: { items: [stepId, seq], nested: { ok: true, none: null } },
+    metadata: { executionTime: 10 * seq, retries: 0, startedAt: 600 + seq },
+    recordedAt: 700 + seq,
     ...extra,
   };
 }

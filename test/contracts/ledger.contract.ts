@@ -8,12 +8,15 @@ import {
   errorOf,
   event,
   message,
+  plan,
   run,
   session,
+  stepResult,
   toolCall,
   turn,
 } from './ledger-fixtures.contract.js';
 import { describeInboxContract } from './ledger-inbox.contract.js';
+import { describePlansContract } from './ledger-plans.contract.js';
 import { describeRecoveryContract } from './ledger-recovery.contract.js';
 import { describeRunsContract } from './ledger-runs.contract.js';
 import { describeSessionsContract } from './ledger-sessions.contract.js';
@@ -54,6 +57,11 @@ function describeCloseContract(current: () => Ledger): void {
         () => ledger.appendCompensation(compensation('s1', 'r1', 1)),
         () => ledger.updateCompensation('r1', 1, { status: 'done', undoneAt: 1 }),
         () => ledger.listCompensations('r1'),
+        () => ledger.putPlan(plan('s1', 'r1')),
+        () => ledger.getPlan('r1'),
+        () => ledger.approvePlanSteps('r1', ['send']),
+        () => ledger.putStepResult(stepResult('r1', 'fetch', 1)),
+        () => ledger.listStepResults('r1'),
         () => ledger.appendEvents([event(1, 's1', 1)]),
         () => ledger.readEvents({}),
         () => ledger.lastCursor(),
@@ -96,6 +104,7 @@ export function describeLedgerContract(
     describeRunsContract(current);
     describeToolCallsContract(current);
     describeCompensationsContract(current);
+    describePlansContract(current);
     describeEventsContract(current);
     describeRecoveryContract(current);
     describeCloseContract(current);

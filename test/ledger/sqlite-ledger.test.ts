@@ -5,17 +5,16 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRuntimeError, type RuntimeEvent } from 'agentlanes';
 import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import { migrations } from '../../src/ledger/sqlite-schema.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { describeLedgerContract } from '../contracts/ledger.contract.js';
 import {
   compensation,
   errorOf,
   message,
+  plan,
   run,
-  session,
+  stepResult,
   toolCall,
-  turn,
 } from '../contracts/ledger-fixtures.contract.js';
 
 const dirs: string[] = [];
@@ -179,57 +178,6 @@ describe('createSqliteLedger', () => {
     await ledger.close();
   });
 
-  it('upgrades a version 1 database in place, keeping its data', async () => {
-    const path = tempPath();
-    const v1 = new Database(path);
-    v1.exec(migrations[0] as string);
-    v1.pragma('user_version = 1');
-    v1.prepare(
-      `INSERT INTO sessions (session_key, override, snapshot, epoch, last_seq, updated_at)
-       VALUES ('s1', '{"mode":"collect","debounceMs":1000}', ?, 1, 7, 1000)`,
-    ).run(JSON.stringify(session('s1').snapshot));
-    v1.prepare(
-      `INSERT INTO runs (run_id, session_key, status, message_ids, provider, model, started_at, input_tokens,
-         output_tokens, text) VALUES ('r1', 's1', 'running', '["m1","m2"]', 'scripted', 'test-model', 100, 0, 0, '')`,
-    ).run();
-    v1.prepare(
-      "INSERT INTO turns (session_key, run_id, idx, role, content, at) VALUES ('s1', 'r1', 0, 'assistant', 'turn 0', 200)",
-    ).run();
-    v1.close();
-
-    const ledger = createSqliteLedger({ path });
-    expect(await ledger.getSession('s1')).toEqual(session('s1'));
-    expect(await ledger.getSession('s1')).not.toHaveProperty('toolPolicy');
-    expect(await ledger.listOpenRuns()).toEqual([run('s1', 'r1')]);
-    expect(await ledger.listRunTurns('r1')).toEqual([turn('s1', 'r1', 0)]);
-    await ledger.putSession(session('s1', { toolPolicy: { allow: ['search'] } }));
-    await ledger.setRunStatus('r1', 'awaiting_approval');
-    await ledger.putToolCalls([toolCall('s1', 'r1', 1, 0)]);
-    await ledger.appendCompensation(compensation('s1', 'r1', 1));
-    await ledger.close();
-
-    const reopened = createSqliteLedger({ path });
-    expect((await reopened.loadSession('s1')).paused?.calls).toEqual([toolCall('s1', 'r1', 1, 0)]);
-    expect((await reopened.getSession('s1'))?.toolPolicy).toEqual({ allow: ['search'] });
-    await reopened.close();
-    const raw = new Database(path, { readonly: true });
-    expect(raw.pragma('user_version', { simple: true })).toBe(migrations.length);
-    const tables = raw.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").all();
-    expect(tables.map((row) => (row as { name: string }).name)).toEqual([
-      'auth_profiles',
-      'compensations',
-      'events',
-      'inbox',
-      'meta',
-      'runs',
-      'seq_marks',
-      'sessions',
-      'tool_calls',
-      'turns',
-    ]);
-    raw.close();
-  });
-
   it('names the table and row of a corrupt tool call or compensation with ledger_corrupt', async () => {
     const path = tempPath();
     const ledger = createSqliteLedger({ path });
@@ -263,6 +211,48 @@ describe('createSqliteLedger', () => {
       expect((error as Error).message).toBe(text);
     }
     expect(await reopened.listToolCalls('r4')).toEqual([toolCall('s1', 'r4', 1, 0)]);
+    await reopened.close();
+  });
+
+  it('names the table and row of a corrupt plan or step result with ledger_corrupt', async () => {
+    const path = tempPath();
+    const ledger = createSqliteLedger({ path });
+    for (const runId of ['r1', 'r2', 'r3', 'r4']) {
+      await ledger.putPlan(plan('s1', runId));
+      await ledger.putStepResult(stepResult(runId, 'fetch', 1));
+    }
+    await ledger.close();
+    const raw = new Database(path);
+    raw.prepare("UPDATE plans SET plan = '{not json' WHERE run_id = 'r1'").run();
+    raw.prepare("UPDATE plans SET approved_steps = '{\"send\":true}' WHERE run_id = 'r2'").run();
+    raw.prepare("UPDATE plans SET options = '{not json' WHERE run_id = 'r3'").run();
+    raw.prepare("UPDATE plan_steps SET data = '{not json' WHERE run_id = 'r1'").run();
+    raw
+      .prepare("UPDATE plan_steps SET error_code = 'lost', error_message = 'gone' WHERE run_id = 'r2'")
+      .run();
+    raw.prepare("UPDATE plan_steps SET success = 2 WHERE run_id = 'r3'").run();
+    raw.close();
+
+    const reopened = createSqliteLedger({ path });
+    const problems = [
+      [() => reopened.getPlan('r1'), 'plans row "r1": plan is not valid JSON'],
+      [() => reopened.getPlan('r2'), 'plans row "r2": approved_steps is not a list of step ids'],
+      [
+        () => reopened.approvePlanSteps('r2', ['send']),
+        'plans row "r2": approved_steps is not a list of step ids',
+      ],
+      [() => reopened.getPlan('r3'), 'plans row "r3": options is not valid JSON'],
+      [() => reopened.listStepResults('r1'), 'plan_steps row ("r1", "fetch"): data is not valid JSON'],
+      [() => reopened.listStepResults('r2'), 'plan_steps row ("r2", "fetch"): unknown error code "lost"'],
+      [() => reopened.listStepResults('r3'), 'plan_steps row ("r3", "fetch"): success is 2, not 0 or 1'],
+    ] as const;
+    for (const [read, text] of problems) {
+      const error = await errorOf(read());
+      expect(isRuntimeError(error, 'ledger_corrupt')).toBe(true);
+      expect((error as Error).message).toBe(text);
+    }
+    expect(await reopened.getPlan('r4')).toEqual(plan('s1', 'r4'));
+    expect(await reopened.listStepResults('r4')).toEqual([stepResult('r4', 'fetch', 1)]);
     await reopened.close();
   });
 });

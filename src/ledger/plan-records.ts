@@ -1,0 +1,36 @@
+import type { ErrorInfo } from '../core/errors.js';
+
+/**
+ * A plan run's definition as submitted: the plan and its options (opaque JSON here; the plan executor validates
+ * them), and the step ids an operator approved so far (in the order they were first approved).
+ */
+export interface PlanRecord {
+  readonly runId: string;
+  readonly sessionKey: string;
+  readonly plan: unknown;
+  readonly options: unknown;
+  readonly approvedSteps: readonly string[];
+  readonly createdAt: number;
+}
+
+/** What a finished step took: its run time, retries and start. */
+export interface StepMetadata {
+  readonly executionTime: number;
+  readonly retries: number;
+  readonly startedAt: number;
+}
+
+/**
+ * The result of one executed step of a plan run (a plan step, or a child of an expanded one), recorded once it
+ * finished so a resumed plan never runs it again. `seq` orders a run's results as they were recorded (from 1).
+ */
+export interface StepResultRecord {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly seq: number;
+  readonly success: boolean;
+  readonly data?: unknown;
+  readonly error?: ErrorInfo;
+  readonly metadata: StepMetadata;
+  readonly recordedAt: number;
+}
