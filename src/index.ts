@@ -16,10 +16,25 @@ export {
   type SupplyInput,
   type UndoResult,
   type UndoStep,
+  type PlanInput,
+  type PlanRunResult,
+  type ApprovePlanInput,
   type EventStreamOptions,
   type InboundMessageInput,
 } from './runtime/index.js';
 export type { RunSummary } from './actors/run-summary.js';
+export {
+  planSchema,
+  planOptionsSchema,
+  planModes,
+  type Plan,
+  type PlanStep,
+  type PlanMode,
+  type PlanOptions,
+  type PlanOptionsInput,
+  type StepResult,
+  type StepPreview,
+} from './plans/index.js';
 export {
   defineTool,
   type Tool,

@@ -89,12 +89,13 @@ function restorable(
     defaults,
     now,
   );
-  if (state.paused !== undefined) {
+  // A paused plan run has no recorded tool calls: it resumes through approvePlan, not through the session actor.
+  if (state.paused !== undefined && state.paused.calls.some((call) => call.kind !== 'ran')) {
     // The ledger knows the pause; the snapshot may be older (a crash before it was written).
     const paused = withPause(context, state.paused, persisted.context?.pause ?? null, defaults, now);
     return {
       ...persisted,
-      value: state.paused.run.status,
+      value: paused.pause?.state ?? 'awaiting_approval',
       children: {},
       context: paused,
     } as unknown as Snapshot<unknown>;

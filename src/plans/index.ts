@@ -20,3 +20,8 @@ export type { PlanGraph } from './plan-graph.js';
 export { blockedSteps, readySteps } from './plan-schedule.js';
 export type { ScheduleState } from './plan-schedule.js';
 export { childStepId } from './step-ids.js';
+export { executePlanSteps } from './plan-executor.js';
+export type { PlanExecution, PlanOutcome, PlanStopStatus } from './plan-executor.js';
+export { previewPlan, type StepPreview } from './plan-preview.js';
+export { runStep, type StepRunContext, type StepUnit } from './step-runner.js';
+export { inputTable } from './input-table.js';

@@ -34,6 +34,8 @@ export const planOptionsSchema = z.strictObject({
   timeoutMs: z.number().int().min(1).max(3_600_000).default(30_000),
   /** Retries of a step after a transient failure. @default 3 */
   retries: z.number().int().min(0).max(10).default(3),
+  /** First retry delay ceiling; each retry doubles it (full jitter, capped at 30 s). @default 500 */
+  retryBaseMs: z.number().int().min(0).max(60_000).default(500),
   /** Stop starting steps after the first failure. @default false */
   failFast: z.boolean().default(false),
   /** Ids of steps already approved (resuming an `approval` plan, or high-risk steps in `auto`). */

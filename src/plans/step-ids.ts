@@ -5,9 +5,16 @@ export function childStepId(stepId: string, index: number): string {
   return `${stepId}-${index}`;
 }
 
-/** The ids of a plan's steps. */
+const idsByPlan = new WeakMap<Plan, ReadonlySet<string>>();
+
+/** The ids of a plan's steps (built once per plan object: every placeholder parse asks for them). */
 export function planStepIds(plan: Plan): ReadonlySet<string> {
-  return new Set(plan.steps.map((step) => step.id));
+  let ids = idsByPlan.get(plan);
+  if (ids === undefined) {
+    ids = new Set(plan.steps.map((step) => step.id));
+    idsByPlan.set(plan, ids);
+  }
+  return ids;
 }
 
 const childSuffix = /^(.+)-\d+$/;

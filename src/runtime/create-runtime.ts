@@ -174,6 +174,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     toolsFor,
     sessionTools,
     sessionLane,
+    ids,
+    random: config.random,
+    alwaysApprove: config.approvals.alwaysApprove,
+    activePlans: new Map(),
+    resumingPlans: new Set(),
+    onError,
   };
 
   async function shutdown(timeoutMs: number): Promise<void> {

@@ -1,5 +1,7 @@
 export { createRuntime, type Runtime } from './create-runtime.js';
-export type { Session, SessionStatus, WaitResult, PausedRunInfo } from './session-handle.js';
+export type { Session, SessionStatus, WaitResult, PausedRunInfo, PlanInput } from './session-handle.js';
+export type { PlanRunResult } from './plan-run.js';
+export type { ApprovePlanInput } from './plan-api.js';
 export type { ApprovalInput, SupplyInput } from './tool-decisions.js';
 export type { UndoResult, UndoStep } from './undo-run.js';
 export type { SessionQueue, QueueItem } from './session-queue-handle.js';

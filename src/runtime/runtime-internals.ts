@@ -6,6 +6,8 @@ import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { SessionTools } from './session-tools.js';
+import type { IdGenerator, Random } from '../core/ids.js';
+import type { ActivePlans } from './plan-run.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from './event-bus.js';
 import type { SessionGate } from './session-gate.js';
@@ -29,6 +31,16 @@ export interface RuntimeInternals {
   readonly sessionTools: SessionTools;
   /** Serialises a session's runs; undo runs in it too, so it never overlaps a run of its session. */
   readonly sessionLane: SessionLane;
+  readonly ids: IdGenerator;
+  readonly random: Random;
+  /** Tool names or globs that need approval whatever their risk. */
+  readonly alwaysApprove: readonly string[];
+  /** Plan runs executing now, per session (abort reaches them). */
+  readonly activePlans: ActivePlans;
+  /** Plan runs an `approvePlan` is resuming (a second approval of the same pause is refused). */
+  readonly resumingPlans: Set<string>;
+  /** Where background failures (a ledger write) are reported. */
+  onError(error: unknown): void;
 }
 
 /** Throw `runtime_closed` once the runtime stopped taking work. */

@@ -15,6 +15,10 @@ import { activityOf, stateOf, type SessionState } from './session-activity.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 import type { ToolPolicyLayer } from '../policies/tool-policy.js';
 import { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './tool-decisions.js';
+import type { z } from 'zod';
+import type { planSchema, PlanOptionsInput } from '../plans/plan-schema.js';
+import { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
+import type { PlanRunResult } from './plan-run.js';
 import { assertUndoable, undoRun, type UndoResult } from './undo-run.js';
 
 /** What `status()` reports. */
@@ -83,7 +87,18 @@ export interface Session {
    * it. Persisted; later runs use it.
    */
   configureTools(layer: ToolPolicyLayer | null): Promise<void>;
+  /**
+   * Run a plan of tool steps as a run of this session (BEHAVIOUR.md "Plans"); resolves once it completes, fails,
+   * is aborted or waits for approval. A cycle (`plan_cycle`) or a dangling dependency (`invalid_input`) is refused
+   * before anything runs.
+   */
+  executePlan(plan: PlanInput, options?: PlanOptionsInput): Promise<PlanRunResult>;
+  /** Approve (and reject) steps of a plan run that waits, and resume it; resolves when it stops again. */
+  approvePlan(input: ApprovePlanInput): Promise<PlanRunResult>;
 }
+
+/** A plan as callers pass it: steps `{ id, tool, args?, dependsOn? }`. */
+export type PlanInput = z.input<typeof planSchema>;
 
 function parseTimeout(options: { timeoutMs?: number } | undefined): number {
   const timeoutMs = options?.timeoutMs ?? 15_000;
@@ -159,9 +174,11 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       if (typeof reason !== 'string') {
         return Promise.reject(new RuntimeError('invalid_input', 'abort: reason must be a string'));
       }
+      const plans = [...(internals.activePlans.get(key)?.values() ?? [])];
+      for (const plan of plans) plan.abort(new RuntimeError('cancelled', reason));
       const live = registry.live(key);
       if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
-        return Promise.resolve(false);
+        return Promise.resolve(plans.length > 0);
       live.actor.send({ type: 'ABORT', status: 'aborted', reason });
       return Promise.resolve(true);
     },
@@ -172,11 +189,17 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
     },
     status() {
       const live = registry.live(key);
+      const plan = internals.activePlans.get(key)?.keys().next().value;
       if (live === undefined) return { state: 'idle', queued: 0 };
       const snapshot = live.actor.getSnapshot();
+      const activity = activityOf(snapshot);
+      // A plan run holds the session lane without the actor knowing; it shows as running.
+      if (plan !== undefined && !isRunActive(activity)) {
+        return { state: 'running', queued: snapshot.context.queue.length, runId: plan };
+      }
       const runId = snapshot.context.run?.runId;
       return {
-        state: stateOf(activityOf(snapshot)),
+        state: stateOf(activity),
         queued: snapshot.context.queue.length,
         ...(runId === undefined ? {} : { runId }),
       };
@@ -222,6 +245,14 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       assertOpen(internals);
       const id = await assertUndoable(internals, key, runId);
       return withSession(key, (live) => internals.sessionLane.run(key, () => undoRun(internals, live, id)));
+    },
+    async executePlan(plan, options) {
+      assertOpen(internals);
+      return withSession(key, (live) => executePlan(internals, live, plan, options ?? {}));
+    },
+    async approvePlan(input) {
+      assertOpen(internals);
+      return withSession(key, (live) => approvePlan(internals, live, input));
     },
     async configureTools(layer) {
       assertOpen(internals);

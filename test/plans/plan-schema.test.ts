@@ -70,6 +70,7 @@ describe('planOptionsSchema', () => {
       maxParallel: 5,
       timeoutMs: 30_000,
       retries: 3,
+      retryBaseMs: 500,
       failFast: false,
     });
   });

@@ -147,4 +147,37 @@ describe('approvals across a restart (SQLite ledger)', () => {
     await second.runtime.close();
     await second.ledger.close();
   });
+
+  it('resumes a paused plan after a restart where it stopped, never running a completed step twice', async () => {
+    const path = tempDb();
+    const ran: string[] = [];
+    const plan = {
+      steps: [
+        { id: 'look', tool: 'lookup', args: { orderId: 'P1' } },
+        { id: 'pay', tool: 'refund', args: { orderId: 'P1' }, dependsOn: ['look'] },
+        { id: 'check', tool: 'lookup', args: { orderId: 'P2' }, dependsOn: ['pay'] },
+      ],
+    };
+    const first = start(path, [], ran);
+    const paused = await first.runtime.session('telegram:9').executePlan(plan);
+    expect(paused).toMatchObject({ status: 'awaiting_approval', awaiting: ['pay'] });
+    expect(ran).toEqual(['lookup:P1']);
+    await first.runtime.close();
+    await first.ledger.close();
+
+    const second = start(path, [], ran);
+    const chat = second.runtime.session('telegram:9');
+    expect((await chat.runs()).map((run) => run.status)).toEqual(['awaiting_approval']);
+    const done = await chat.approvePlan({ runId: paused.runId, stepIds: ['pay'] });
+    expect(done.status).toBe('completed');
+    expect(done.results.map((result) => [result.stepId, result.data])).toEqual([
+      ['look', 'shipped'],
+      ['pay', 'refunded'],
+      ['check', 'shipped'],
+    ]);
+    expect(ran).toEqual(['lookup:P1', 'refund:P1', 'lookup:P2']);
+    expect((await chat.runs()).map((run) => run.status)).toEqual(['completed']);
+    await second.runtime.close();
+    await second.ledger.close();
+  });
 });

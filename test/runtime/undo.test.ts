@@ -135,4 +135,27 @@ describe('session.undo', () => {
     }
     expect(isRuntimeError(error, 'invalid_input')).toBe(true);
   });
+
+  it('undoes the steps of a plan run in reverse order, as for agent runs', async () => {
+    const shop = inventory();
+    const h = createHarness([], { tools: [shop.reserve] });
+    const chat = h.runtime.session('web:1');
+    const plan = await chat.executePlan(
+      {
+        steps: [
+          { id: 's1', tool: 'reserve', args: { item: 'shirt' } },
+          { id: 's2', tool: 'reserve', args: { item: 'shoes' }, dependsOn: ['s1'] },
+        ],
+      },
+      { maxParallel: 1 },
+    );
+    expect(plan.status).toBe('completed');
+    const result = await chat.undo(plan.runId);
+    expect(result.steps.map((step) => [step.toolCallId, step.status])).toEqual([
+      ['s2', 'done'],
+      ['s1', 'done'],
+    ]);
+    expect(shop.undone).toEqual(['shoes:res-shoes', 'shirt:res-shirt']);
+    await h.close();
+  });
 });

@@ -1,0 +1,179 @@
+import type { LiveSession } from '../actors/session-registry.js';
+import { RuntimeError } from '../core/errors.js';
+import type { ErrorInfo } from '../core/errors.js';
+import { runFailureCode } from '../policies/error-ladder.js';
+import { executePlanSteps, type PlanOutcome } from '../plans/plan-executor.js';
+import type { PlanGraph } from '../plans/plan-graph.js';
+import type { Plan, PlanOptions } from '../plans/plan-schema.js';
+import type { StepResult } from '../plans/step-result.js';
+import type { StepRunContext } from '../plans/step-runner.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+
+/** What `executePlan` and `approvePlan` resolve with once the plan stops. */
+export interface PlanRunResult {
+  readonly runId: string;
+  readonly status: PlanOutcome['status'] | 'preview';
+  /** Step results in plan order (an expanded step's children in its place). */
+  readonly results: readonly StepResult[];
+  /** With `awaiting_approval`: the step ids to approve (or reject) with `approvePlan`. */
+  readonly awaiting?: readonly string[];
+}
+
+/** One execution of a plan run, first or resumed. */
+export interface PlanSegment {
+  readonly runId: string;
+  readonly plan: Plan;
+  readonly graph: PlanGraph;
+  readonly options: PlanOptions;
+  readonly approved: ReadonlySet<string>;
+  readonly previous: readonly StepResult[];
+  /** Next `seq` for recorded step results and compensations. */
+  readonly nextResult: number;
+  readonly nextCompensation: number;
+  readonly startedAt: number;
+}
+
+/** The plan runs executing now, per session, so `abort()` reaches them. */
+export type ActivePlans = Map<string, Map<string, AbortController>>;
+
+function track(
+  plans: ActivePlans,
+  sessionKey: string,
+  runId: string,
+  controller: AbortController,
+): () => void {
+  let runs = plans.get(sessionKey);
+  if (runs === undefined) {
+    runs = new Map();
+    plans.set(sessionKey, runs);
+  }
+  runs.set(runId, controller);
+  return () => {
+    runs.delete(runId);
+    if (runs.size === 0) plans.delete(sessionKey);
+  };
+}
+
+/** How a plan that stopped without waiting failed: the code highest on the error ladder among its steps. */
+function planError(results: readonly StepResult[]): ErrorInfo | undefined {
+  const failed = results.filter((result) => !result.success && result.error !== undefined);
+  const code = runFailureCode(failed.map((result) => result.error?.code ?? 'internal'));
+  const first = failed.find((result) => result.error?.code === code);
+  if (code === undefined || first === undefined) return undefined;
+  return { code, message: `step "${first.stepId}" failed: ${first.error?.message ?? ''}` };
+}
+
+/**
+ * Execute a plan run (inside the session lane): steps run with the session's tools and policies, every result and
+ * compensation is recorded as it happens, and the run ends (`run.ended`) or pauses (`run.paused`, approvals
+ * requested) when the executor stops.
+ */
+export async function runPlanSegment(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  segment: PlanSegment,
+): Promise<PlanRunResult> {
+  const { ledger, clock } = internals;
+  const { runId } = segment;
+  const sessionKey = session.key;
+  const write = (promise: Promise<void>): void => {
+    promise.catch((error: unknown) => internals.onError(error));
+  };
+  const emit: StepRunContext['emit'] = (event) => internals.emit(session, event);
+  const controller = new AbortController();
+  const untrack = track(internals.activePlans, sessionKey, runId, controller);
+  let resultSeq = segment.nextResult;
+  let compensationSeq = segment.nextCompensation;
+  const context: StepRunContext = {
+    runId,
+    sessionKey,
+    clock,
+    random: internals.random,
+    tools: internals.toolsFor(sessionKey),
+    options: segment.options,
+    signal: controller.signal,
+    emit,
+    compensate: ({ toolCallId, tool, args, output }) => {
+      const seq = compensationSeq++;
+      const record = { sessionKey, runId, seq, toolCallId, tool, args, result: output };
+      write(ledger.appendCompensation({ ...record, status: 'pending', recordedAt: clock.now() }));
+      emit({ type: 'undo.enqueued', runId, toolCallId, tool, args, index: seq });
+    },
+  };
+  let outcome: PlanOutcome;
+  try {
+    outcome = await executePlanSteps(context, {
+      plan: segment.plan,
+      graph: segment.graph,
+      options: segment.options,
+      approved: segment.approved,
+      previous: segment.previous,
+      alwaysApprove: internals.alwaysApprove,
+      onAwaiting: (unit) =>
+        emit({
+          type: 'approval.requested',
+          runId,
+          toolCallId: unit.id,
+          tool: unit.tool,
+          args: unit.args,
+          stepId: unit.id,
+        }),
+      onResult: (result) =>
+        write(ledger.putStepResult({ ...result, runId, seq: resultSeq++, recordedAt: clock.now() })),
+    });
+  } finally {
+    untrack();
+  }
+  if (outcome.status === 'awaiting_approval') {
+    write(ledger.setRunStatus(runId, 'awaiting_approval'));
+    emit({ type: 'run.paused', runId, state: 'awaiting_approval', toolCallIds: [...outcome.awaiting] });
+    return { runId, status: outcome.status, results: outcome.results, awaiting: outcome.awaiting };
+  }
+  endPlanRun(internals, session, segment, outcome);
+  return { runId, status: outcome.status, results: outcome.results };
+}
+
+/** Close a plan run that stopped for good, with a one-line summary as its text. */
+function endPlanRun(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  segment: PlanSegment,
+  outcome: PlanOutcome,
+): void {
+  const { runId } = segment;
+  const status = outcome.status === 'awaiting_approval' ? 'failed' : outcome.status;
+  const endedAt = internals.clock.now();
+  const succeeded = outcome.results.filter((result) => result.success).length;
+  const text = `plan: ${succeeded} of ${outcome.results.length} steps succeeded`;
+  const failure =
+    outcome.status === 'aborted'
+      ? { code: 'cancelled' as const, message: 'the plan was aborted' }
+      : outcome.status === 'failed'
+        ? planError(outcome.results)
+        : undefined;
+  const error = failure === undefined ? {} : { error: failure };
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  internals.ledger
+    .closeRun(runId, { status, endedAt, text, usage, cost: 0, ...error })
+    .catch((error: unknown) => internals.onError(error));
+  internals.emit(session, {
+    type: 'run.ended',
+    runId,
+    status,
+    text,
+    usage,
+    durationMs: endedAt - segment.startedAt,
+    ...error,
+  });
+}
+
+/** Refuse a plan step id the plan does not have (neither a step nor a child of one). */
+export function assertPlanStepIds(ids: readonly string[], known: (id: string) => boolean): void {
+  const unknown = ids.filter((id) => !known(id));
+  if (unknown.length > 0) {
+    throw new RuntimeError(
+      'invalid_input',
+      `approvePlan: the plan has no step ${unknown.map((id) => `"${id}"`).join(', ')}`,
+    );
+  }
+}
