@@ -204,6 +204,24 @@ describe('session.executePlan', () => {
     await h.close();
   });
 
+  it('fails a step that runs past timeoutMs with timeout, after its retries', async () => {
+    const { h, chat, log } = harness();
+    const done = chat.executePlan(
+      { steps: [wait('slow', 1_000)] },
+      { timeoutMs: 50, retries: 1, retryBaseMs: 100 },
+    );
+    await h.clock.advance(1_000);
+    const result = await done;
+    // Attempt 1 times out at 50 ms, waits floor(0.5 × 100) = 50 ms, attempt 2 times out at 150 ms.
+    expect(log).toEqual(['start slow@0', 'start slow@100']);
+    expect(result.results[0]).toMatchObject({
+      success: false,
+      error: { code: 'timeout' },
+      metadata: { retries: 1, executionTime: 150 },
+    });
+    await h.close();
+  });
+
   it('goes on past a failure without failFast, blocking only what depends on it', async () => {
     const { h, chat } = harness();
     const done = chat.executePlan(
