@@ -26,6 +26,7 @@ import { activityOf } from './session-activity.js';
 import { createSessionGate } from './session-gate.js';
 import { createSessionHandle, waitForRun, type Session } from './session-handle.js';
 import { createSessionTools } from './session-tools.js';
+import { settleActivePlans } from './plan-run.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {
@@ -150,7 +151,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     clock,
     idleMs: config.sessions.hibernateAfterMs,
     onDue: (sessionKey) => {
-      if (closing === undefined) registry.hibernate(sessionKey).catch(onError);
+      // A plan run keeps its session live: its events go to this session's numbering.
+      if (closing === undefined && !internals.activePlans.has(sessionKey))
+        registry.hibernate(sessionKey).catch(onError);
     },
   });
   const internals: RuntimeInternals = {
@@ -198,6 +201,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         await waitForRun(internals, live, timeoutMs);
       }),
     );
+    await settleActivePlans(internals, timeoutMs);
     sweeper.stop();
     stopRetention();
     await registry.stopAll();

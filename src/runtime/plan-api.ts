@@ -9,7 +9,7 @@ import type { StepResult } from '../plans/step-result.js';
 import { planStepIds, rootStepId } from '../plans/step-ids.js';
 import type { PlanRecord } from '../ledger/index.js';
 import { assertPlanStepIds, runPlanSegment, type PlanRunResult } from './plan-run.js';
-import type { RuntimeInternals } from './runtime-internals.js';
+import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 
 const usage = { inputTokens: 0, outputTokens: 0 };
 
@@ -30,6 +30,8 @@ export async function executePlan(
   const runId = internals.ids('run');
   const sessionKey = session.key;
   return internals.sessionLane.run(sessionKey, async () => {
+    // Waited in the lane while the runtime began closing: nothing was recorded, nothing runs.
+    assertOpen(internals);
     const startedAt = clock.now();
     const record: PlanRecord = {
       runId,

@@ -1,4 +1,5 @@
 import type { LiveSession } from '../actors/session-registry.js';
+import { createDeferred } from '../core/deferred.js';
 import { RuntimeError } from '../core/errors.js';
 import type { ErrorInfo } from '../core/errors.js';
 import { runFailureCode } from '../policies/error-ladder.js';
@@ -33,21 +34,22 @@ export interface PlanSegment {
   readonly startedAt: number;
 }
 
-/** The plan runs executing now, per session, so `abort()` reaches them. */
-export type ActivePlans = Map<string, Map<string, AbortController>>;
+/** A plan run executing now: its abort, and a promise settled once it stopped. */
+export interface ActivePlan {
+  readonly controller: AbortController;
+  readonly finished: Promise<void>;
+}
 
-function track(
-  plans: ActivePlans,
-  sessionKey: string,
-  runId: string,
-  controller: AbortController,
-): () => void {
+/** The plan runs executing now, per session, so `abort()` and `close()` reach them. */
+export type ActivePlans = Map<string, Map<string, ActivePlan>>;
+
+function track(plans: ActivePlans, sessionKey: string, runId: string, plan: ActivePlan): () => void {
   let runs = plans.get(sessionKey);
   if (runs === undefined) {
     runs = new Map();
     plans.set(sessionKey, runs);
   }
-  runs.set(runId, controller);
+  runs.set(runId, plan);
   return () => {
     runs.delete(runId);
     if (runs.size === 0) plans.delete(sessionKey);
@@ -81,7 +83,8 @@ export async function runPlanSegment(
   };
   const emit: StepRunContext['emit'] = (event) => internals.emit(session, event);
   const controller = new AbortController();
-  const untrack = track(internals.activePlans, sessionKey, runId, controller);
+  const finished = createDeferred<void>();
+  const untrack = track(internals.activePlans, sessionKey, runId, { controller, finished: finished.promise });
   let resultSeq = segment.nextResult;
   let compensationSeq = segment.nextCompensation;
   const context: StepRunContext = {
@@ -123,6 +126,7 @@ export async function runPlanSegment(
     });
   } finally {
     untrack();
+    finished.resolve();
   }
   if (outcome.status === 'awaiting_approval') {
     write(ledger.setRunStatus(runId, 'awaiting_approval'));
@@ -176,4 +180,20 @@ export function assertPlanStepIds(ids: readonly string[], known: (id: string) =>
       `approvePlan: the plan has no step ${unknown.map((id) => `"${id}"`).join(', ')}`,
     );
   }
+}
+
+/**
+ * Let the plan runs executing now finish within `timeoutMs`, then abort those still running and wait for them to
+ * record their end (what `runtime.close()` does before the ledger closes).
+ */
+export async function settleActivePlans(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
+  const plans = [...internals.activePlans.values()].flatMap((runs) => [...runs.values()]);
+  if (plans.length === 0) return;
+  const finished = Promise.all(plans.map((plan) => plan.finished));
+  const expired = createDeferred<void>();
+  const timer = internals.clock.setTimeout(() => expired.resolve(), timeoutMs);
+  await Promise.race([finished, expired.promise]);
+  internals.clock.clearTimeout(timer);
+  for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', 'the runtime is closing'));
+  await finished;
 }

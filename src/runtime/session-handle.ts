@@ -175,7 +175,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
         return Promise.reject(new RuntimeError('invalid_input', 'abort: reason must be a string'));
       }
       const plans = [...(internals.activePlans.get(key)?.values() ?? [])];
-      for (const plan of plans) plan.abort(new RuntimeError('cancelled', reason));
+      for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', reason));
       const live = registry.live(key);
       if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
         return Promise.resolve(plans.length > 0);

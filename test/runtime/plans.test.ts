@@ -399,6 +399,18 @@ describe('session.executePlan', () => {
     await h.close();
   });
 
+  it('is given close() timeoutMs to finish, then aborted, before the ledger closes', async () => {
+    const { h, chat } = harness();
+    const done = chat.executePlan({ steps: [wait('long', 60_000)] });
+    await h.clock.advance(10);
+    const closing = h.runtime.close({ timeoutMs: 1_000 });
+    await h.clock.advance(1_000);
+    await closing;
+    expect(await done).toMatchObject({ status: 'aborted', results: [{ stepId: 'long', success: false }] });
+    expect(h.clock.now()).toBe(1_010);
+    await h.close();
+  });
+
   it('shows each step its resolved inputs as a markdown table before it runs, and records the run', async () => {
     const { h, chat } = harness();
     const result = await chat.executePlan({ steps: [{ id: 'e', tool: 'echo', args: { value: 'a|b' } }] });
