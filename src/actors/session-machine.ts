@@ -55,6 +55,17 @@ function unadmittedItem(now: number) {
   });
 }
 
+/**
+ * What a paused session does with events (both pause states): settle calls, queue messages (admission already
+ * turned a steer into a followup), and end the paused run on an abort or an interrupting message.
+ */
+const pausedEvents = {
+  'PAUSE.SETTLED': { actions: 'settlePaused' },
+  ENQUEUE: { actions: 'queueWhilePaused' },
+  INTERRUPT: { target: 'running', actions: 'interruptPaused' },
+  ABORT: { target: 'running', actions: 'abortPaused' },
+} as const;
+
 /** Build the session machine (XState v5) for one runtime: states of ARCHITECTURE.md §3. */
 export function createSessionMachine(deps: SessionMachineDeps) {
   const { clock } = deps;
@@ -282,24 +293,12 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           },
         ],
         after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
-        on: {
-          'PAUSE.SETTLED': { actions: 'settlePaused' },
-          ENQUEUE: { actions: 'queueWhilePaused' },
-          INTERRUPT: { target: 'running', actions: 'interruptPaused' },
-          ABORT: { target: 'running', actions: 'abortPaused' },
-          HYDRATED: { target: 'awaiting_approval', reenter: true },
-        },
+        on: { ...pausedEvents, HYDRATED: { target: 'awaiting_approval', reenter: true } },
       },
       awaiting_tool_results: {
         always: { guard: 'nothingWaits', target: 'running', actions: 'resumeRun' },
         after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
-        on: {
-          'PAUSE.SETTLED': { actions: 'settlePaused' },
-          ENQUEUE: { actions: 'queueWhilePaused' },
-          INTERRUPT: { target: 'running', actions: 'interruptPaused' },
-          ABORT: { target: 'running', actions: 'abortPaused' },
-          HYDRATED: { target: 'awaiting_tool_results', reenter: true },
-        },
+        on: { ...pausedEvents, HYDRATED: { target: 'awaiting_tool_results', reenter: true } },
       },
     },
   });

@@ -24,7 +24,8 @@ import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './
 import type { RuntimeInternals } from './runtime-internals.js';
 import { activityOf } from './session-activity.js';
 import { createSessionGate } from './session-gate.js';
-import { createSessionHandle, waitForRun, type Session } from './session-handle.js';
+import { createSessionHandle, type Session } from './session-handle.js';
+import { waitForRun } from './wait-for-run.js';
 import { createSessionTools } from './session-tools.js';
 import { settleActivePlans } from './plan-run.js';
 

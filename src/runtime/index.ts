@@ -1,5 +1,6 @@
 export { createRuntime, type Runtime } from './create-runtime.js';
-export type { Session, SessionStatus, WaitResult, PausedRunInfo, PlanInput } from './session-handle.js';
+export type { Session, SessionStatus, PlanInput } from './session-handle.js';
+export type { WaitResult, PausedRunInfo } from './wait-for-run.js';
 export type { PlanRunResult } from './plan-run.js';
 export type { ApprovePlanInput } from './plan-api.js';
 export type { ApprovalInput, SupplyInput } from './tool-decisions.js';

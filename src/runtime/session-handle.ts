@@ -1,7 +1,3 @@
-import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../actors/run-summary.js';
-import type { PausedCallState } from '../actors/session-context.js';
-import type { PauseState } from '../core/events.js';
-import type { LiveSession } from '../actors/session-registry.js';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { RunRecord, TurnRecord } from '../ledger/ledger.js';
@@ -10,6 +6,7 @@ import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import { admitMessage, type SendResult } from './admit-message.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseInboundMessage, parseQueueSettings, type InboundMessageInput } from './inbound-message.js';
+import { parseTimeout, waitForRun, type WaitResult } from './wait-for-run.js';
 import { createSessionQueue, type SessionQueue } from './session-queue-handle.js';
 import { activityOf, stateOf, type SessionState } from './session-activity.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
@@ -27,27 +24,6 @@ export interface SessionStatus {
   readonly runId?: string;
   readonly queued: number;
 }
-
-/** A paused run, as `waitForEnd()` reports it: why it paused and the calls it waits for. */
-export interface PausedRunInfo {
-  readonly runId: string;
-  readonly state: PauseState;
-  readonly waiting: readonly {
-    readonly toolCallId: string;
-    readonly tool: string;
-    readonly needs: 'approval' | 'deferred';
-  }[];
-}
-
-/**
- * What `waitForEnd()` resolves with. `paused`: the run waits for `approve` or `supplyToolResult` (it has not
- * ended; waiting longer would only wait for the operator).
- */
-export type WaitResult =
-  | { readonly status: 'idle' }
-  | { readonly status: 'ended'; readonly run: RunSummary }
-  | ({ readonly status: 'paused' } & PausedRunInfo)
-  | { readonly status: 'timeout' };
 
 /** A chat session: feed messages in, steer, abort, wait, read its record. Cheap to get; hydrates lazily. */
 export interface Session {
@@ -99,63 +75,6 @@ export interface Session {
 
 /** A plan as callers pass it: steps `{ id, tool, args?, dependsOn? }`. */
 export type PlanInput = z.input<typeof planSchema>;
-
-function parseTimeout(options: { timeoutMs?: number } | undefined): number {
-  const timeoutMs = options?.timeoutMs ?? 15_000;
-  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw new RuntimeError(
-      'invalid_input',
-      'waitForEnd: timeoutMs must be a finite number of milliseconds >= 0',
-    );
-  }
-  return Math.max(100, timeoutMs);
-}
-
-function pausedInfo(
-  runId: string,
-  state: PauseState,
-  calls: readonly PausedCallInfo[],
-  settled?: (call: PausedCallInfo) => boolean,
-): PausedRunInfo {
-  const waiting = calls
-    .filter((call) => settled === undefined || !settled(call))
-    .map(({ toolCallId, tool, needs }) => ({ toolCallId, tool, needs }));
-  return { runId, state, waiting };
-}
-
-function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
-  return new Promise<WaitResult>((resolve) => {
-    const waiter = (result: RunResult): void => {
-      internals.clock.clearTimeout(timer);
-      resolve(
-        isRunPaused(result)
-          ? { status: 'paused', ...pausedInfo(result.runId, result.state, result.calls) }
-          : { status: 'ended', run: result },
-      );
-    };
-    const timer = internals.clock.setTimeout(() => {
-      session.waiters?.delete(waiter);
-      resolve({ status: 'timeout' });
-    }, timeoutMs);
-    (session.waiters ??= new Set()).add(waiter);
-  });
-}
-
-/** Wait for a live session's active run, if any. */
-export function waitForRun(
-  internals: RuntimeInternals,
-  session: LiveSession,
-  timeoutMs: number,
-): Promise<WaitResult> {
-  const snapshot = session.actor.getSnapshot();
-  const { pause, run } = snapshot.context;
-  if (pause !== null && run !== null) {
-    const info = pausedInfo(run.runId, pause.state, pause.calls, (call) => (call as PausedCallState).settled);
-    return Promise.resolve({ status: 'paused', ...info });
-  }
-  if (!isRunActive(activityOf(snapshot))) return Promise.resolve({ status: 'idle' });
-  return waitOn(internals, session, timeoutMs);
-}
 
 /** Create the handle of session `key` (already validated). */
 export function createSessionHandle(internals: RuntimeInternals, key: string): Session {

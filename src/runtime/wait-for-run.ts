@@ -1,0 +1,85 @@
+import type { LiveSession } from '../actors/session-registry.js';
+import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../actors/run-summary.js';
+import { RuntimeError } from '../core/errors.js';
+import type { PauseState } from '../core/events.js';
+import { isRunActive } from '../policies/queue-admission.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import { activityOf } from './session-activity.js';
+
+/** A paused run, as `waitForEnd()` reports it: why it paused and the calls it waits for. */
+export interface PausedRunInfo {
+  readonly runId: string;
+  readonly state: PauseState;
+  readonly waiting: readonly {
+    readonly toolCallId: string;
+    readonly tool: string;
+    readonly needs: 'approval' | 'deferred';
+  }[];
+}
+
+/**
+ * What `waitForEnd()` resolves with. `paused`: the run waits for `approve` or `supplyToolResult` (it has not
+ * ended; waiting longer would only wait for the operator).
+ */
+export type WaitResult =
+  | { readonly status: 'idle' }
+  | { readonly status: 'ended'; readonly run: RunSummary }
+  | ({ readonly status: 'paused' } & PausedRunInfo)
+  | { readonly status: 'timeout' };
+
+/** The `waitForEnd` timeout: `invalid_input` when it is not a number of milliseconds; at least 100. */
+export function parseTimeout(options: { timeoutMs?: number } | undefined): number {
+  const timeoutMs = options?.timeoutMs ?? 15_000;
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new RuntimeError(
+      'invalid_input',
+      'waitForEnd: timeoutMs must be a finite number of milliseconds >= 0',
+    );
+  }
+  return Math.max(100, timeoutMs);
+}
+
+/** What a paused run waits for; calls of the session's pause that were settled already are left out. */
+function pausedInfo(
+  runId: string,
+  state: PauseState,
+  calls: readonly (PausedCallInfo & { readonly settled?: boolean })[],
+): PausedRunInfo {
+  const waiting = calls
+    .filter((call) => call.settled !== true)
+    .map(({ toolCallId, tool, needs }) => ({ toolCallId, tool, needs }));
+  return { runId, state, waiting };
+}
+
+function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
+  return new Promise<WaitResult>((resolve) => {
+    const waiter = (result: RunResult): void => {
+      internals.clock.clearTimeout(timer);
+      resolve(
+        isRunPaused(result)
+          ? { status: 'paused', ...pausedInfo(result.runId, result.state, result.calls) }
+          : { status: 'ended', run: result },
+      );
+    };
+    const timer = internals.clock.setTimeout(() => {
+      session.waiters?.delete(waiter);
+      resolve({ status: 'timeout' });
+    }, timeoutMs);
+    (session.waiters ??= new Set()).add(waiter);
+  });
+}
+
+/** Wait for a live session's active run, if any. */
+export function waitForRun(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  timeoutMs: number,
+): Promise<WaitResult> {
+  const snapshot = session.actor.getSnapshot();
+  const { pause, run } = snapshot.context;
+  if (pause !== null && run !== null) {
+    return Promise.resolve({ status: 'paused', ...pausedInfo(run.runId, pause.state, pause.calls) });
+  }
+  if (!isRunActive(activityOf(snapshot))) return Promise.resolve({ status: 'idle' });
+  return waitOn(internals, session, timeoutMs);
+}
