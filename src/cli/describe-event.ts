@@ -1,4 +1,5 @@
 import type { EventOf, RuntimeEvent } from '../core/events.js';
+import { describePause } from './describe-pause.js';
 import type { TerminalStyle } from './terminal-style.js';
 
 /** How long quoted message and assistant text may get before it is cut. */
@@ -208,6 +209,10 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
         ],
       };
     default:
-      return describeMessage(event) ?? describeTool(event) ?? { label: event.type, tone: 'dim', details: [] };
+      return (
+        describeMessage(event) ??
+        describeTool(event) ??
+        describePause(event) ?? { label: event.type, tone: 'dim', details: [] }
+      );
   }
 }

@@ -25,7 +25,10 @@ export function openDatabase(options: SqliteLedgerOptions): {
       db.close();
       throw new RuntimeError(
         'ledger_version',
-        `${path} has schema version ${version}, this agentlanes reads ${schemaVersion}`,
+        version < schemaVersion
+          ? `${path} has schema version ${version}, this agentlanes reads ${schemaVersion}; a read-only open does ` +
+              'not migrate: open it once with a runtime (or a writable ledger) to upgrade it in place'
+          : `${path} has schema version ${version}, this agentlanes reads ${schemaVersion}`,
       );
     }
     return { db, lock: undefined };
