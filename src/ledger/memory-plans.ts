@@ -1,13 +1,6 @@
 import { RuntimeError } from '../core/errors.js';
-import type { Ledger } from './ledger.js';
 import type { Perform } from './memory-tool-calls.js';
-import type { PlanRecord, StepResultRecord } from './plan-records.js';
-
-/** The ledger methods for plan runs. */
-type PlanMethods = Pick<
-  Ledger,
-  'putPlan' | 'getPlan' | 'approvePlanSteps' | 'putStepResult' | 'listStepResults'
->;
+import { withApproved, type PlanMethods, type PlanRecord, type StepResultRecord } from './plan-records.js';
 
 /** A plan run's step results by `seq`, and the step ids and seqs taken (so a duplicate is found at once). */
 interface RunSteps {
@@ -47,18 +40,6 @@ function copyStepResult(record: StepResultRecord): StepResultRecord {
     },
     recordedAt: record.recordedAt,
   };
-}
-
-/** `approved` with the ids of `stepIds` it lacks appended, in their order (duplicates among them once). */
-function withApproved(approved: readonly string[], stepIds: readonly string[]): string[] {
-  const merged = [...approved];
-  const seen = new Set(approved);
-  for (const stepId of stepIds) {
-    if (seen.has(stepId)) continue;
-    seen.add(stepId);
-    merged.push(stepId);
-  }
-  return merged;
 }
 
 /**

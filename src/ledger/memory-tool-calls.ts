@@ -1,23 +1,11 @@
 import { RuntimeError } from '../core/errors.js';
-import type { Ledger } from './ledger.js';
-import type {
-  ApprovalDecision,
-  CompensationRecord,
-  ToolCallKey,
-  ToolCallRecord,
+import {
+  rememberOf,
+  type CompensationRecord,
+  type ToolCallKey,
+  type ToolCallMethods,
+  type ToolCallRecord,
 } from './tool-call-records.js';
-
-/** The ledger methods for the calls of paused batches and for compensations. */
-type ToolCallMethods = Pick<
-  Ledger,
-  | 'putToolCalls'
-  | 'updateToolCall'
-  | 'listToolCalls'
-  | 'rememberedTools'
-  | 'appendCompensation'
-  | 'updateCompensation'
-  | 'listCompensations'
->;
 
 /** The memory ledger's way to run synchronous work and report through a promise (rejects once closed). */
 export type Perform = <T>(work: () => T) => Promise<T>;
@@ -34,10 +22,6 @@ const compareCalls = (left: ToolCallKey, right: ToolCallKey): number =>
   left.turn - right.turn || left.position - right.position;
 
 const keyText = (key: ToolCallKey): string => `("${key.runId}", ${key.turn}, ${key.position})`;
-
-/** How long an approval lasts; a rejection is never remembered, so it cannot become a standing approval. */
-const rememberOf = (decision: ApprovalDecision | undefined) =>
-  decision?.decision === 'reject' ? undefined : decision?.remember;
 
 /** Insert `record` into `list`, kept sorted by `compare`; one equal to a record already there is refused. */
 function insertSorted<T>(list: T[], record: T, compare: (left: T, right: T) => number, what: string): void {

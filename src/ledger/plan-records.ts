@@ -1,4 +1,5 @@
 import type { ErrorInfo } from '../core/errors.js';
+import type { Ledger } from './ledger.js';
 
 /**
  * A plan run's definition as submitted: the plan and its options (opaque JSON here; the plan executor validates
@@ -33,4 +34,22 @@ export interface StepResultRecord {
   readonly error?: ErrorInfo;
   readonly metadata: StepMetadata;
   readonly recordedAt: number;
+}
+
+/** The ledger methods for plan runs. */
+export type PlanMethods = Pick<
+  Ledger,
+  'putPlan' | 'getPlan' | 'approvePlanSteps' | 'putStepResult' | 'listStepResults'
+>;
+
+/** `approved` with the ids of `stepIds` it lacks appended, in their order (duplicates among them once). */
+export function withApproved(approved: readonly string[], stepIds: readonly string[]): string[] {
+  const merged = [...approved];
+  const seen = new Set(approved);
+  for (const stepId of stepIds) {
+    if (seen.has(stepId)) continue;
+    seen.add(stepId);
+    merged.push(stepId);
+  }
+  return merged;
 }

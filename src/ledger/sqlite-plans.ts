@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
 import { RuntimeError } from '../core/errors.js';
-import type { Ledger } from './ledger.js';
 import {
   planRow,
   stepResultRow,
@@ -10,14 +9,9 @@ import {
   type PlanRow,
   type StepResultRow,
 } from './sqlite-plan-rows.js';
+import { withApproved, type PlanMethods } from './plan-records.js';
 import { constraint } from './sqlite-rows.js';
 import type { SqliteAccess } from './sqlite-tool-calls.js';
-
-/** The ledger methods for plan runs. */
-export type PlanMethods = Pick<
-  Ledger,
-  'putPlan' | 'getPlan' | 'approvePlanSteps' | 'putStepResult' | 'listStepResults'
->;
 
 function preparePlanStatements(db: Database.Database) {
   const prepare = (sql: string): Database.Statement => db.prepare(sql);
@@ -38,18 +32,6 @@ function preparePlanStatements(db: Database.Database) {
     ),
     listStepResults: prepare('SELECT * FROM plan_steps WHERE run_id = ? ORDER BY seq'),
   };
-}
-
-/** `approved` with the ids of `stepIds` it lacks appended, in their order (duplicates among them once). */
-function withApproved(approved: readonly string[], stepIds: readonly string[]): string[] {
-  const merged = [...approved];
-  const seen = new Set(approved);
-  for (const stepId of stepIds) {
-    if (seen.has(stepId)) continue;
-    seen.add(stepId);
-    merged.push(stepId);
-  }
-  return merged;
 }
 
 /** Create the plan-run methods on the SQLite ledger's connection (its schema is already migrated). */

@@ -1,8 +1,9 @@
-import { approvalDecisions, approvalMemories, type ApprovalMemory } from '../core/approvals.js';
+import { approvalDecisions, approvalMemories } from '../core/approvals.js';
 import { errorCodes, type ErrorCode } from '../core/errors.js';
 import { corrupt, optional, parseJson } from './sqlite-rows.js';
 import {
   compensationStatuses,
+  rememberOf,
   toolCallKinds,
   toolCallStatuses,
   type ApprovalDecision,
@@ -56,14 +57,6 @@ const knownErrorCodes = new Set<string>(errorCodes);
 /** JSON text of a value that may be absent (`undefined` has no JSON: it is stored as NULL). */
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 
-/**
- * What the `remember` column holds: how long an approval lasts. A rejection is never remembered, whatever it
- * says, so that `rememberedTools` cannot turn a refusal into a standing approval.
- */
-export function rememberOf(decision: ApprovalDecision | undefined): ApprovalMemory | null {
-  return decision === undefined || decision.decision === 'reject' ? null : (decision.remember ?? null);
-}
-
 export function toolCallRow(record: ToolCallRecord) {
   return {
     run_id: record.runId,
@@ -76,7 +69,7 @@ export function toolCallRow(record: ToolCallRecord) {
     kind: record.kind,
     status: record.status,
     decision: json(record.decision),
-    remember: rememberOf(record.decision),
+    remember: rememberOf(record.decision) ?? null,
     result: json(record.result),
     requested_at: record.requestedAt,
     resolved_at: record.resolvedAt ?? null,
@@ -91,7 +84,7 @@ export function toolCallUpdateRow(key: ToolCallKey, update: ToolCallUpdate) {
     position: key.position,
     status: update.status,
     decision: json(update.decision),
-    remember: rememberOf(update.decision),
+    remember: rememberOf(update.decision) ?? null,
     result: json(update.result),
     resolved_at: update.resolvedAt ?? null,
   };

@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
 import { RuntimeError } from '../core/errors.js';
-import type { Ledger } from './ledger.js';
 import { constraint } from './sqlite-rows.js';
 import {
   compensationRow,
@@ -12,19 +11,7 @@ import {
   type CompensationRow,
   type ToolCallRow,
 } from './sqlite-tool-call-rows.js';
-import type { ToolCallRecord } from './tool-call-records.js';
-
-/** The ledger methods for the calls of paused batches and for compensations. */
-export type ToolCallMethods = Pick<
-  Ledger,
-  | 'putToolCalls'
-  | 'updateToolCall'
-  | 'listToolCalls'
-  | 'rememberedTools'
-  | 'appendCompensation'
-  | 'updateCompensation'
-  | 'listCompensations'
->;
+import type { ToolCallMethods, ToolCallRecord } from './tool-call-records.js';
 
 /** How the SQLite ledger runs work: writes through its group commit, reads after its buffered deltas. */
 export interface SqliteAccess {

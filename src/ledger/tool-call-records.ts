@@ -1,4 +1,5 @@
 import type { ApprovalChoice, ApprovalMemory } from '../core/approvals.js';
+import type { Ledger } from './ledger.js';
 import type { ErrorInfo } from '../core/errors.js';
 
 /**
@@ -114,4 +115,24 @@ export interface CompensationUpdate {
   readonly status: CompensationStatus;
   readonly error?: ErrorInfo;
   readonly undoneAt: number;
+}
+
+/** The ledger methods for the calls of paused batches and for compensations. */
+export type ToolCallMethods = Pick<
+  Ledger,
+  | 'putToolCalls'
+  | 'updateToolCall'
+  | 'listToolCalls'
+  | 'rememberedTools'
+  | 'appendCompensation'
+  | 'updateCompensation'
+  | 'listCompensations'
+>;
+
+/**
+ * How long a decision's approval lasts. A rejection is never remembered, whatever it says, so that
+ * `rememberedTools` cannot turn a refusal into a standing approval.
+ */
+export function rememberOf(decision: ApprovalDecision | undefined): ApprovalMemory | undefined {
+  return decision?.decision === 'reject' ? undefined : decision?.remember;
 }

@@ -17,8 +17,6 @@ export { expandStep } from './plan-expansion.js';
 export type { ChildLookup, ExpandedStep, StepExpansion } from './plan-expansion.js';
 export { buildPlanGraph } from './plan-graph.js';
 export type { PlanGraph } from './plan-graph.js';
-export { blockedSteps, readySteps } from './plan-schedule.js';
-export type { ScheduleState } from './plan-schedule.js';
 export { childStepId } from './step-ids.js';
 export { executePlanSteps } from './plan-executor.js';
 export type { PlanExecution, PlanOutcome, PlanStopStatus } from './plan-executor.js';

@@ -126,11 +126,7 @@ class PlanScheduler {
     const lookup = (id: string) => this.results.get(id);
     const expansion = expandStep(step, lookup, (id) => this.children.get(id), execution.plan);
     if (!expansion.ok) {
-      const result = failStep(this.context, step, expansion.error, {
-        executionTime: 0,
-        retries: 0,
-        startedAt: this.context.clock.now(),
-      });
+      const result = failStep(this.context, step, expansion.error, this.notRun());
       this.record(result);
       return this.settleStep(step.id, false);
     }
@@ -144,7 +140,7 @@ class PlanScheduler {
           stepId: step.id,
           success: true,
           data: [],
-          metadata: { executionTime: 0, retries: 0, startedAt: this.context.clock.now() },
+          metadata: this.notRun(),
         });
         return this.settleStep(step.id, true);
       }
@@ -160,11 +156,7 @@ class PlanScheduler {
     if (this.needsApproval(unit, planStepId)) return this.wait(unit, planStepId);
     const resolved = resolveArgs(unit.args, (id) => this.results.get(id), this.execution.plan);
     if (!resolved.ok) {
-      const result = failStep(this.context, unit, resolved.error, {
-        executionTime: 0,
-        retries: 0,
-        startedAt: this.context.clock.now(),
-      });
+      const result = failStep(this.context, unit, resolved.error, this.notRun());
       this.record(result);
       return this.settleUnit(planStepId, false);
     }
@@ -242,8 +234,7 @@ class PlanScheduler {
   private collect(complete: boolean): StepResult[] {
     const { plan } = this.execution;
     const results: StepResult[] = [];
-    const now = this.context.clock.now();
-    const never = { executionTime: 0, retries: 0, startedAt: now };
+    const never = this.notRun();
     for (const step of plan.steps) {
       const ids = this.children.get(step.id);
       const own = this.results.get(step.id);
@@ -259,6 +250,11 @@ class PlanScheduler {
         results.push({ stepId: step.id, success: false, error: this.whyNot(step.id), metadata: never });
     }
     return results;
+  }
+
+  /** The metadata of a step that did not run (or failed before its tool was called). */
+  private notRun(): StepResult['metadata'] {
+    return { executionTime: 0, retries: 0, startedAt: this.context.clock.now() };
   }
 
   private whyNot(stepId: string) {

@@ -1,4 +1,5 @@
 import { needsApproval } from '../policies/approval-rules.js';
+import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { PlanGraph } from './plan-graph.js';
 import type { Plan } from './plan-schema.js';
@@ -44,12 +45,7 @@ export function previewPlan(
     const resolved = findReferences(step.args, plan).length === 0;
     if (resolved) {
       const parsed = tool.input.safeParse(step.args);
-      if (!parsed.success) {
-        const issues = parsed.error.issues.map(
-          (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
-        );
-        return fail('args_invalid', `invalid arguments for "${step.tool}": ${issues.join('; ')}`);
-      }
+      if (!parsed.success) return fail('args_invalid', describeInvalidArgs(step.tool, parsed.error));
     }
     const remembered = { run: [], session: [] };
     const data: StepPreview = {

@@ -4,6 +4,7 @@ import type { EventInput } from '../core/events.js';
 import type { Random } from '../core/ids.js';
 import { backoffDelay } from '../policies/backoff.js';
 import type { Tool } from '../tools/define-tool.js';
+import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
 import { invokeTool } from '../tools/invoke-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { inputTable } from './input-table.js';
@@ -71,12 +72,7 @@ function prepare(context: StepRunContext, unit: StepUnit): { tool: Tool; args: u
     };
   }
   const parsed = tool.input.safeParse(unit.args);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
-    );
-    return { code: 'args_invalid', message: `invalid arguments for "${unit.tool}": ${issues.join('; ')}` };
-  }
+  if (!parsed.success) return { code: 'args_invalid', message: describeInvalidArgs(unit.tool, parsed.error) };
   return { tool, args: parsed.data };
 }
 

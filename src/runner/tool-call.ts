@@ -1,7 +1,7 @@
 import { abortReason } from '../core/clock.js';
 import { RuntimeError, toErrorInfo, type ErrorCode } from '../core/errors.js';
 import { backoffDelay } from '../policies/backoff.js';
-import type { z } from 'zod';
+import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
 import type { ToolCall } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { RunContext } from './run-context.js';
@@ -100,12 +100,6 @@ export async function executeToolCall(
   }
   called();
   return runAttempts(context, tool, call, parsed.data);
-}
-
-/** The message fed back for arguments that do not match a tool's schema. */
-export function describeInvalidArgs(name: string, error: z.ZodError): string {
-  const issues = error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  return `invalid arguments for "${name}": ${issues.join('; ')}`;
 }
 
 async function runAttempts(

@@ -220,11 +220,10 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
   async function resumeRun(request: RunRequest): Promise<RunResult> {
     const { run, sessionKey } = request;
     const loaded = await loadResume(pauseDeps, sessionKey, run.runId);
-    const turns = await ledger.listRunTurns(run.runId);
     const compensations = await ledger.listCompensations(run.runId);
     write(ledger.setRunStatus(run.runId, 'running'));
     deps.emit(sessionKey, { type: 'run.resumed', runId: run.runId, from: loaded.from });
-    const base = contextFor(request, loaded.resume, turns.length, compensations.length + 1);
+    const base = contextFor(request, loaded.resume, loaded.turns, compensations.length + 1);
     const runContext: RunContext = {
       ...base,
       settleResumed: (results) => settleBatch(pauseDeps, loaded.batch, results),

@@ -115,7 +115,7 @@ export async function loadResume(
   deps: PauseDeps,
   sessionKey: string,
   runId: string,
-): Promise<{ resume: RunResume; from: PauseState; batch: ToolCallRecord[] }> {
+): Promise<{ resume: RunResume; from: PauseState; batch: ToolCallRecord[]; turns: number }> {
   const { ledger, historyTurns } = deps;
   const record = await ledger.getRun(runId);
   const runTurns = await ledger.listRunTurns(runId);
@@ -133,6 +133,7 @@ export async function loadResume(
   return {
     from,
     batch,
+    turns: runTurns.length,
     resume: {
       messages: [...history, ...own],
       toolTurns,

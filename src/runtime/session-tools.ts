@@ -49,10 +49,11 @@ export function createSessionTools(options: {
     resolveToolPolicy(names, [parsed.data], groups);
     return parsed.data;
   };
-  registryOf([]);
+  // Most sessions have no layer of their own: their registry is built once and found without a key.
+  const base = registryOf([]);
   return {
     registryFor: (layer) => {
-      if (layer === undefined || layer === null) return registryOf([]);
+      if (layer === undefined || layer === null) return base;
       try {
         return registryOf([parseLayer('session tool policy', layer)]);
       } catch {

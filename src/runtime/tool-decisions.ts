@@ -4,7 +4,8 @@ import type { LiveSession } from '../actors/session-registry.js';
 import { approvalDecisions, approvalMemories } from '../core/approvals.js';
 import { RuntimeError } from '../core/errors.js';
 import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
-import { describeInvalidArgs, serialize } from '../runner/tool-call.js';
+import { serialize } from '../runner/tool-call.js';
+import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 

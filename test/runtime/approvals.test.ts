@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, isRuntimeError, type RuntimeOptions } from 'agentlanes';
 import type { Script } from 'agentlanes/testing';
+import { errorOf } from '../support/error-of.js';
 import { createHarness } from '../support/runtime-harness.js';
 
 /** A high-risk refund tool that records the arguments of every call that ran. */
@@ -31,15 +32,6 @@ function lookupTool(ran: unknown[]) {
 }
 
 const refundCall = { id: 'call-r', name: 'refund', args: { orderId: 'A1', amount: 30 } };
-
-async function errorOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 async function pausedHarness(script: Script, ran: unknown[], options: Partial<RuntimeOptions> = {}) {
   const h = createHarness(script, { tools: [refundTool(ran), lookupTool(ran)], ...options });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, isRuntimeError } from 'agentlanes';
+import { errorOf } from '../support/error-of.js';
 import { createHarness } from '../support/runtime-harness.js';
 
 /** A deferred tool: no execute, its result comes from outside (a human, a webhook). */
@@ -12,15 +13,6 @@ const askUser = defineTool({
 });
 
 const ask = (id: string, question = 'Which size?') => ({ id, name: 'ask_user', args: { question } });
-
-async function errorOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 async function paused(script: Parameters<typeof createHarness>[0], limits = {}) {
   const h = createHarness(script, { tools: [askUser], limits });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, isRuntimeError, type RuntimeOptions } from 'agentlanes';
 import type { FakeClock } from 'agentlanes/testing';
+import { errorOf } from '../support/error-of.js';
 import { createHarness } from '../support/runtime-harness.js';
 
 /** Tools on the harness's fake clock: `wait` takes `ms`, `list` returns items, `flaky` fails `failures` times. */
@@ -70,15 +71,6 @@ function harness(options: Partial<RuntimeOptions> = {}) {
   const h = createHarness([], { tools: planTools(holder, log), ...options });
   holder.clock = h.clock;
   return { h, log, chat: h.runtime.session('web:1') };
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 const wait = (id: string, ms = 100, dependsOn?: string[]) => ({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, isRuntimeError } from 'agentlanes';
+import { errorOf } from '../support/error-of.js';
 import { createHarness } from '../support/runtime-harness.js';
 
 /** A tiny inventory whose `reserve` tool can be undone, and whose undo can be told to fail. */
@@ -22,15 +23,6 @@ function inventory() {
     },
   });
   return { reserve, reserved, undone, failUndo: (item: string | undefined) => (failUndoOf = item) };
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 const reserveCall = (id: string, item: string) => ({ id, name: 'reserve', args: { item } });
