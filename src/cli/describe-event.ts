@@ -192,6 +192,14 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
         tone: 'yellow',
         details: [event.profileId, event.reason, `until ${new Date(event.until).toISOString()}`],
       };
+    case 'failover.waiting':
+      return {
+        label: 'failover waiting',
+        tone: 'yellow',
+        details: [event.profileId, `${event.waitMs} ms`, `${event.provider}/${event.model}`],
+      };
+    case 'ledger.corrupt':
+      return { label: 'ledger corrupt', tone: 'red', details: [event.table, event.row, event.message] };
     case 'thinking.lowered':
       return {
         label: 'thinking lowered',

@@ -20,6 +20,8 @@ export const errorCodes = [
   'ledger_locked',
   'ledger_corrupt',
   'ledger_version',
+  'ledger_unavailable',
+  'ledger_foreign',
   'not_found',
   'internal',
 ] as const;

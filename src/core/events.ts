@@ -56,7 +56,8 @@ const payloads = {
   },
   'assistant.delta': { delta: z.string() },
   'assistant.reasoning': { delta: z.string() },
-  'assistant.block': { index: z.number(), text: z.string() },
+  // `blockId` is `<runId>:<index>`: stable across re-deliveries, so a bot can deduplicate a block it already sent.
+  'assistant.block': { index: z.number(), blockId: z.string(), text: z.string() },
   'assistant.final': { text: z.string() },
   'run.paused': { state: z.enum(pauseStates), toolCallIds: z.array(z.string()) },
   'run.resumed': { from: z.enum(pauseStates) },
@@ -128,6 +129,16 @@ const payloads = {
     until: z.number(),
     model: z.string().optional(),
   },
+  // Every profile of every candidate model is cooling: the run waits `waitMs` for `profileId` to come back.
+  'failover.waiting': {
+    provider: z.string(),
+    model: z.string(),
+    profileId: z.string(),
+    waitMs: z.number(),
+    until: z.number(),
+  },
+  // A ledger row failed validation: it is skipped (replay goes on) and reported once.
+  'ledger.corrupt': { table: z.string(), row: z.string(), message: z.string() },
   'thinking.lowered': { model: z.string(), from: z.string(), to: z.string() },
   'compaction.started': { attempt: z.number(), messages: z.number() },
   'compaction.ended': { attempt: z.number(), before: z.number(), after: z.number(), truncated: z.boolean() },

@@ -12,6 +12,7 @@ export {
   type TurnRecord,
   type SessionRecord,
   type EventQuery,
+  type ConsumerPosition,
   type Ledger,
   type SessionState as LedgerSessionState,
 } from './ledger.js';

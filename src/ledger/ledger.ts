@@ -1,4 +1,4 @@
-import type { ErrorInfo } from '../core/errors.js';
+import type { ErrorInfo, RuntimeError } from '../core/errors.js';
 import type { RunStatus, RuntimeEvent } from '../core/events.js';
 import type { ToolCall, Usage } from '../core/model-types.js';
 import type { PlanRecord, StepResultRecord } from './plan-records.js';
@@ -148,12 +148,28 @@ export interface EventQuery {
 }
 
 /**
+ * Where a durable event consumer stands: the cursor of the last event it processed. `sessionKey` is set for a
+ * consumer of one session's events (`session.events({ consumer })`), absent for one of every session's.
+ */
+export interface ConsumerPosition {
+  readonly consumer: string;
+  readonly sessionKey?: string;
+  readonly cursor: number;
+  readonly updatedAt: number;
+}
+
+/**
  * Where the runtime records everything. Async so that SQLite (group commit) and Postgres can implement it.
  * A write resolves once it is durable; a read reflects every write that was called before it.
  * Implementations store copies: a record passed in may not be changed by the caller afterwards, and
  * records handed out are the ledger's to keep (callers must not mutate them).
  */
 export interface Ledger {
+  /**
+   * True when a write is complete once its method returns (nothing is committed later, as in the memory ledger):
+   * the event bus then delivers an event in the stretch that emitted it. @default false
+   */
+  readonly writesAreImmediate?: boolean;
   getSession(sessionKey: string): Promise<SessionRecord | undefined>;
   /** Everything hydration needs about one session (see SessionState). */
   loadSession(sessionKey: string): Promise<SessionState>;
@@ -226,6 +242,22 @@ export interface Ledger {
   lastCursor(): Promise<number>;
   /** Delete events recorded before `before` (ms); turns, runs and the inbox are kept. Resolves how many went. */
   pruneEvents(before: number): Promise<number>;
+  /**
+   * The seq of the session's last recorded event (0 when none), even when the session cannot be loaded (a corrupt
+   * row): a report about it still gets the next seq. Optional: ledgers that cannot hold corrupt rows omit it.
+   */
+  lastSeq?(sessionKey: string): Promise<number>;
+  /**
+   * Listen for the rows that failed validation (`ledger_corrupt`, `details` naming table, row and session) and
+   * were skipped so that other sessions' reads go on: a replayed event, an open run, a profile's state. Each row is
+   * reported once. Returns the function that stops listening. Optional, as `lastSeq`.
+   */
+  onCorruptRow?(listener: (error: RuntimeError) => void): () => void;
+
+  /** Where consumer `consumer` (of `sessionKey`'s events, or of every session's) stands; undefined if it never did. */
+  getConsumer(consumer: string, sessionKey?: string): Promise<ConsumerPosition | undefined>;
+  /** Store a consumer's position (replacing the one stored for the same consumer and session). */
+  putConsumer(position: ConsumerPosition): Promise<void>;
 
   /** Every auth profile's usage state (cooldowns, counters), as the runtime last saved it; opaque JSON here. */
   loadProfileStates(): Promise<Map<string, unknown>>;

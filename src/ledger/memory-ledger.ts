@@ -1,5 +1,4 @@
 import { RuntimeError } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
 import {
   recentLimit,
   type InboxRecord,
@@ -8,6 +7,8 @@ import {
   type SessionState,
   type TurnRecord,
 } from './ledger.js';
+import { createMemoryConsumers } from './memory-consumers.js';
+import { createMemoryEvents } from './memory-events.js';
 import { createMemoryPlans } from './memory-plans.js';
 import { createMemoryRuns } from './memory-runs.js';
 import { createMemoryToolCalls } from './memory-tool-calls.js';
@@ -29,24 +30,7 @@ interface Inbox {
   readonly positions: Map<string, number>;
 }
 
-/** A session's events in cursor order, and the highest seq it ever recorded (pruning does not lower it). */
-interface SessionEvents {
-  list: RuntimeEvent[];
-  lastSeq: number;
-}
-
-/** The index of the first item whose cursor is greater than `after` (cursors strictly increase). */
-function firstAfter(events: readonly RuntimeEvent[], after: number): number {
-  let low = 0;
-  let high = events.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((events[middle] as RuntimeEvent).cursor > after) high = middle;
-    else low = middle + 1;
-  }
-  return low;
-}
-
+/** A copy of a turn that the caller cannot change the ledger through. */
 function copyTurn(record: TurnRecord): TurnRecord {
   // Tool-call args are arbitrary data, so only turns that carry them pay for a deep copy.
   if (record.toolCalls) return structuredClone(record);
@@ -72,7 +56,6 @@ function entryFor<T>(map: Map<string, T>, key: string, create: () => T): T {
 
 const createList = <T>(): T[] => [];
 const createInbox = (): Inbox => ({ records: [], positions: new Map() });
-const createSessionEvents = (): SessionEvents => ({ list: [], lastSeq: 0 });
 
 /** Create a ledger that keeps everything in memory (tests, demos); it forgets all when the process ends. */
 export function createMemoryLedger(): Ledger {
@@ -82,12 +65,6 @@ export function createMemoryLedger(): Ledger {
   const turns = new Map<string, TurnRecord[]>();
   const turnsByRun = new Map<string, TurnRecord[]>();
   const profileStates = new Map<string, string>();
-  // Events are immutable once emitted, so they are stored as given (no copy): the hot path.
-  let events: RuntimeEvent[] = [];
-  const eventsBySession = new Map<string, SessionEvents>();
-  // The highest cursor ever appended: kept apart from `events` so pruning never lets a cursor be reused.
-  let highestCursor: number | undefined;
-
   // Every method does its work synchronously, so a read called after a write sees it, and reports
   // through the returned promise (a closed ledger rejects instead of throwing).
   // Writes resolve to nothing: they share one settled promise instead of allocating one each (hot path).
@@ -105,6 +82,8 @@ export function createMemoryLedger(): Ledger {
   const toolCalls = createMemoryToolCalls(perform);
   const runs = createMemoryRuns(perform, toolCalls.latestBatch);
   const plans = createMemoryPlans(perform);
+  const consumers = createMemoryConsumers(perform);
+  const events = createMemoryEvents(perform);
 
   /** A session's records still to run: pending ones, and steered ones that no recorded turn admitted. */
   const pendingOf = (sessionKey: string, records: readonly InboxRecord[]): InboxRecord[] => {
@@ -130,6 +109,7 @@ export function createMemoryLedger(): Ledger {
   });
 
   return {
+    writesAreImmediate: true,
     getSession: (sessionKey) =>
       perform(() => {
         const stored = sessions.get(sessionKey);
@@ -143,7 +123,7 @@ export function createMemoryLedger(): Ledger {
         const paused = runs.pausedOf(sessionKey);
         return {
           record: stored && toSessionRecord(stored),
-          lastSeq: eventsBySession.get(sessionKey)?.lastSeq ?? 0,
+          lastSeq: events.lastSeqOf(sessionKey),
           // The inbox is kept in order, so its last record holds the highest order.
           lastOrder: records.at(-1)?.order ?? 0,
           pending: pendingOf(sessionKey, records),
@@ -223,7 +203,7 @@ export function createMemoryLedger(): Ledger {
     runText: (runId) =>
       perform(() => {
         let text = '';
-        for (const event of events) {
+        for (const event of events.all()) {
           if (event.type === 'assistant.delta' && event.runId === runId) text += event.delta;
         }
         return text;
@@ -249,47 +229,9 @@ export function createMemoryLedger(): Ledger {
 
     ...toolCalls.methods,
     ...plans,
+    ...consumers,
 
-    appendEvents: (batch) =>
-      perform(() => {
-        // Check the whole batch first so a bad one changes nothing.
-        let previous = highestCursor ?? Number.NEGATIVE_INFINITY;
-        for (const event of batch) {
-          if (!(event.cursor > previous)) {
-            throw new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`);
-          }
-          previous = event.cursor;
-        }
-        for (const event of batch) {
-          events.push(event);
-          const stored = entryFor(eventsBySession, event.sessionKey, createSessionEvents);
-          stored.list.push(event);
-          if (event.seq > stored.lastSeq) stored.lastSeq = event.seq;
-        }
-        if (batch.length > 0) highestCursor = previous;
-      }),
-
-    readEvents: (query) =>
-      perform(() => {
-        const source =
-          query.sessionKey === undefined ? events : (eventsBySession.get(query.sessionKey)?.list ?? []);
-        const start = query.after === undefined ? 0 : firstAfter(source, query.after);
-        const end = query.limit === undefined ? source.length : start + Math.max(0, query.limit);
-        return source.slice(start, end);
-      }),
-
-    lastCursor: () => perform(() => highestCursor ?? 0),
-
-    pruneEvents: (before) =>
-      perform(() => {
-        // `at` comes from the clock, not the cursor, so it need not increase: filter rather than cut a prefix.
-        const kept = (event: RuntimeEvent) => event.at >= before;
-        const count = events.length;
-        events = events.filter(kept);
-        if (events.length === count) return 0;
-        for (const stored of eventsBySession.values()) stored.list = stored.list.filter(kept);
-        return count - events.length;
-      }),
+    ...events.methods,
 
     loadProfileStates: () =>
       perform(() => new Map([...profileStates].map(([id, json]) => [id, JSON.parse(json) as unknown]))),

@@ -1,8 +1,8 @@
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
-import { createDeltaCoalescer, coalesceMs } from './delta-coalescer.js';
+import { createDeltaCoalescer, coalesceMs, type CoalescedBatch } from './delta-coalescer.js';
 import { createGroupCommit } from './group-commit.js';
-import { pausedRunStatuses, recentLimit, type Ledger, type SessionState, type TurnRecord } from './ledger.js';
+import { pausedRunStatuses, type Ledger, type TurnRecord } from './ledger.js';
 import {
   openRunRow,
   runCloseRow,
@@ -15,7 +15,6 @@ import {
 import {
   constraint,
   corrupt,
-  toEvent,
   toInboxRecord,
   toRunRecord,
   toSessionRecord,
@@ -26,7 +25,11 @@ import {
   type SessionRow,
   type TurnRow,
 } from './sqlite-rows.js';
+import { createCorruptRowLog } from './sqlite-corrupt-rows.js';
+import { readEventRow } from './sqlite-event-rows.js';
+import { createSqliteSessionState } from './sqlite-session-state.js';
 import { openDatabase } from './sqlite-open.js';
+import { createSqliteConsumers } from './sqlite-consumers.js';
 import { createSqlitePlans } from './sqlite-plans.js';
 import { prepareStatements } from './sqlite-statements.js';
 import { createSqliteToolCalls } from './sqlite-tool-calls.js';
@@ -71,11 +74,22 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     events.length === 0
       ? Promise.resolve()
       : write(() => events.forEach((event) => sql.appendEvent.run(eventRow(event))));
+  /** Write a batch; the deltas buffered in it are durable when the write is. */
+  const writeBatch = (batch: CoalescedBatch): Promise<void> => {
+    const written = writeEvents(batch.write);
+    for (const buffer of batch.flushed) {
+      written.then(
+        () => buffer.resolve(),
+        (error: unknown) => buffer.reject(error),
+      );
+    }
+    return written;
+  };
   /** Reads see every earlier write: they run in the open transaction, after buffered deltas went in. */
   const read = <T>(work: () => T): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
-      void writeEvents(deltas.drain()).catch(() => undefined);
+      void writeBatch(deltas.drain()).catch(() => undefined);
       return Promise.resolve(work());
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -84,51 +98,17 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
   const armDrain = (): void => {
     drainTimer ??= setTimeout(() => {
       drainTimer = undefined;
-      if (!closed) void writeEvents(deltas.drain()).catch(() => undefined);
+      if (!closed) void writeBatch(deltas.drain()).catch(() => undefined);
     }, coalesceMs);
     drainTimer.unref();
   };
 
   const toolCalls = createSqliteToolCalls({ db, write, read });
   const plans = createSqlitePlans({ db, write, read });
+  const consumers = createSqliteConsumers({ db, write, read });
 
-  function admitted(sessionKey: string): Set<string> {
-    const ids = new Set<string>();
-    for (const row of sql.admittedTurns.all(sessionKey) as { extra: string }[]) {
-      const extra = toTurnRecord({
-        session_key: sessionKey,
-        run_id: '',
-        idx: 0,
-        role: 'user',
-        content: '',
-        at: 0,
-        extra: row.extra,
-      });
-      for (const id of extra.messageIds ?? []) ids.add(id);
-    }
-    return ids;
-  }
-
-  function loadSession(sessionKey: string): SessionState {
-    const row = sql.getSession.get(sessionKey) as SessionRow | undefined;
-    const toRun = (sql.toRun.all(sessionKey) as InboxRow[]).map(toInboxRecord);
-    const steered = toRun.some((record) => record.status === 'steered')
-      ? admitted(sessionKey)
-      : new Set<string>();
-    const paused = sql.pausedRunOf.get(sessionKey) as RunRow | undefined;
-    return {
-      record: row === undefined ? undefined : toSessionRecord(row),
-      lastSeq: (sql.lastSeq.get({ key: sessionKey }) as { seq: number }).seq,
-      lastOrder: (sql.lastOrder.get(sessionKey) as { ord: number | null }).ord ?? 0,
-      pending: toRun.filter((record) => record.status === 'pending' || !steered.has(record.messageId)),
-      recent: (
-        sql.recentIds.all(sessionKey, recentLimit) as { message_id: string; accepted_at: number }[]
-      ).map((row) => [row.message_id, row.accepted_at] as const),
-      ...(paused === undefined
-        ? {}
-        : { paused: { run: toRunRecord(paused), calls: toolCalls.latestBatch(paused.run_id) } }),
-    };
-  }
+  const corruptRows = createCorruptRowLog();
+  const sessions = createSqliteSessionState({ sql, latestBatch: toolCalls.latestBatch, corruptRows });
 
   return {
     getSession: (sessionKey) =>
@@ -136,15 +116,13 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
         const row = sql.getSession.get(sessionKey) as SessionRow | undefined;
         return row === undefined ? undefined : toSessionRecord(row);
       }),
-    loadSession: (sessionKey) => read(() => loadSession(sessionKey)),
-    listSessionsWithPending: () =>
-      read(() =>
-        (sql.sessionsToRun.all() as { session_key: string; lowest: string }[])
-          .filter((row) => row.lowest === 'pending' || loadSession(row.session_key).pending.length > 0)
-          .map((row) => row.session_key),
-      ),
+    loadSession: (sessionKey) => read(() => sessions.loadSession(sessionKey)),
+    lastSeq: (sessionKey) => read(() => sessions.lastSeq(sessionKey)),
+    onCorruptRow: (listener) => corruptRows.listen(listener),
+    listSessionsWithPending: () => read(() => sessions.sessionsWithPending()),
     putSession: (record) => write(() => sql.putSession.run(sessionRow(record)), 'one'),
-    listSessions: () => read(() => (sql.listSessions.all() as SessionRow[]).map(toSessionRecord)),
+    listSessions: () =>
+      read(() => corruptRows.readEach(sql.listSessions.all() as SessionRow[], toSessionRecord)),
 
     appendMessage: (record) =>
       write(
@@ -186,8 +164,9 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
         return row === undefined ? undefined : toRunRecord(row);
       }),
     listRuns: (sessionKey) => read(() => (sql.listRuns.all(sessionKey) as RunRow[]).map(toRunRecord)),
-    listOpenRuns: () => read(() => (sql.listOpenRuns.all() as RunRow[]).map(toRunRecord)),
-    listPausedRuns: () => read(() => (sql.listPausedRuns.all() as RunRow[]).map(toRunRecord)),
+    // Every session's runs: a corrupt one is skipped and reported, the others are served.
+    listOpenRuns: () => read(() => corruptRows.readEach(sql.listOpenRuns.all() as RunRow[], toRunRecord)),
+    listPausedRuns: () => read(() => corruptRows.readEach(sql.listPausedRuns.all() as RunRow[], toRunRecord)),
     setRunStatus: (runId, status, progress) =>
       write(() => {
         if (!openStatuses.has(status)) {
@@ -199,12 +178,11 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
       }, 'one'),
     runText: (runId) =>
       read(() =>
-        (sql.runDeltas.all(runId) as { body: string }[])
-          .map((row) => {
-            const body = JSON.parse(row.body) as { delta?: unknown };
-            if (typeof body.delta !== 'string')
-              throw corrupt('events', `of run "${runId}"`, 'a delta without text');
-            return body.delta;
+        corruptRows
+          .readEach(sql.runDeltas.all(runId) as EventRow[], (row) => {
+            const { event, problem } = readEventRow(row);
+            if (problem !== undefined) throw problem;
+            return event.type === 'assistant.delta' ? event.delta : '';
           })
           .join(''),
       ),
@@ -225,6 +203,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
 
     ...toolCalls.methods,
     ...plans,
+    ...consumers,
 
     appendEvents(events) {
       const refused = refusal();
@@ -239,9 +218,11 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
         previous = event.cursor;
       }
       lastAppended = previous;
-      const now = writeEvents(deltas.take(events));
+      const batch = deltas.take(events);
+      const now = writeBatch(batch);
       armDrain();
-      return now;
+      // A buffered delta is durable only once the row it was coalesced into is.
+      return batch.waits.length === 0 ? now : Promise.all([now, ...batch.waits]).then(() => undefined);
     },
     readEvents: (query) =>
       read(() => {
@@ -251,7 +232,11 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
           query.sessionKey === undefined
             ? sql.readEvents.all(after, limit)
             : sql.readSessionEvents.all(query.sessionKey, after, limit);
-        return (rows as EventRow[]).map(toEvent);
+        return (rows as EventRow[]).map((row) => {
+          const { event, problem } = readEventRow(row);
+          if (problem !== undefined) corruptRows.report(problem);
+          return event;
+        });
       }),
     lastCursor: () =>
       read(() => {
@@ -275,7 +260,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
           try {
             states.set(row.profile_id, JSON.parse(row.state) as unknown);
           } catch {
-            throw corrupt('auth_profiles', `"${row.profile_id}"`, 'state is not valid JSON');
+            // The profile starts afresh; the others keep their cooldowns.
+            corruptRows.report(corrupt('auth_profiles', `"${row.profile_id}"`, 'state is not valid JSON'));
           }
         }
         return states;
@@ -286,13 +272,23 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     async close() {
       if (closed) return;
       if (drainTimer !== undefined) clearTimeout(drainTimer);
-      const last = writeEvents(deltas.drain());
+      const last = writeBatch(deltas.drain());
       commits.commit();
-      await last;
-      closed = true;
-      if (!options.readonly && options.path !== ':memory:') db.pragma('wal_checkpoint(TRUNCATE)');
-      db.close();
-      lock?.release();
+      // A failed last write, checkpoint or close still closes the file and releases the writer lock.
+      try {
+        await last;
+      } finally {
+        closed = true;
+        try {
+          if (!options.readonly && options.path !== ':memory:') db.pragma('wal_checkpoint(TRUNCATE)');
+        } finally {
+          try {
+            db.close();
+          } finally {
+            lock?.release();
+          }
+        }
+      }
     },
   };
 }

@@ -170,23 +170,45 @@ export const migrations: readonly string[] = [
   );
   CREATE UNIQUE INDEX plan_steps_by_seq ON plan_steps (run_id, seq);
   `,
+  // 4: durable event consumers: where each named consumer stands ('' as session_key: every session's events).
+  `
+  CREATE TABLE consumers (
+    consumer TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    cursor INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (consumer, session_key)
+  ) WITHOUT ROWID;
+  `,
+  // 5: inbox rows whose status is none of the known ones (corrupt: they would never run), found without a scan.
+  `
+  CREATE INDEX inbox_unknown_status ON inbox (session_key, ord)
+    WHERE status NOT IN ('pending', 'steered', 'collected', 'consumed', 'dropped', 'cancelled');
+  `,
 ];
 
 /** The schema version this build writes. */
 export const schemaVersion = migrations.length;
+
+/** The database's schema version; `ledger_version` when a newer agentlanes wrote it (nothing is changed). */
+export function refuseNewer(db: Database.Database, path: string): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > schemaVersion) {
+    throw new RuntimeError(
+      'ledger_version',
+      `${path} has schema version ${current}, newer than this agentlanes supports (${schemaVersion}); upgrade agentlanes`,
+      { details: { path } },
+    );
+  }
+  return current;
+}
 
 /**
  * Bring the database to `schemaVersion`, one migration per transaction. A database written by a newer
  * agentlanes is refused with `ledger_version`: guessing at an unknown schema could lose data.
  */
 export function migrate(db: Database.Database, path: string): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > schemaVersion) {
-    throw new RuntimeError(
-      'ledger_version',
-      `${path} has schema version ${current}, newer than this agentlanes supports (${schemaVersion}); upgrade agentlanes`,
-    );
-  }
+  const current = refuseNewer(db, path);
   for (let version = current; version < schemaVersion; version++) {
     db.transaction(() => {
       db.exec(migrations[version] as string);

@@ -100,3 +100,16 @@ export function createBlockChunker(options: BlockChunkerOptions = {}): BlockChun
     },
   };
 }
+
+/**
+ * How many blocks a run emitted for these assistant texts, one per model call (each call has its own chunker,
+ * flushed at its end). A resumed run numbers its blocks on from here, so `<runId>:<index>` stays unique.
+ */
+export function countBlocks(texts: readonly string[], options: BlockChunkerOptions = {}): number {
+  let count = 0;
+  for (const text of texts) {
+    const chunker = createBlockChunker(options);
+    count += chunker.push(text).length + chunker.flush().length;
+  }
+  return count;
+}

@@ -46,6 +46,8 @@ export function failureClassOf(code: ErrorCode): FailureClass | 'unclassified' {
     case 'ledger_locked':
     case 'ledger_corrupt':
     case 'ledger_version':
+    case 'ledger_unavailable':
+    case 'ledger_foreign':
     case 'not_found':
       return 'unclassified';
     default:

@@ -58,7 +58,8 @@ export async function streamModelTurn(
   const options = target.credential === undefined ? { signal } : { signal, credential: target.credential };
   const emitBlocks = (blocks: readonly string[]): void => {
     for (const block of blocks) {
-      context.emit({ type: 'assistant.block', runId, index: runText.blockIndex++, text: block });
+      const index = runText.blockIndex++;
+      context.emit({ type: 'assistant.block', runId, index, blockId: `${runId}:${index}`, text: block });
     }
   };
   for await (const part of target.provider.stream(request, options)) {

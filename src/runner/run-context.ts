@@ -90,6 +90,8 @@ export interface RunResume {
   readonly messages: readonly ModelMessage[];
   /** Model turns of the run that asked for tools so far. */
   readonly toolTurns: number;
+  /** The text of each of the run's assistant turns before the pause (its blocks are numbered on after them). */
+  readonly assistantTexts: readonly string[];
   /** The run's assistant text, usage and cost before the pause. */
   readonly text: string;
   readonly usage: Usage;

@@ -1,3 +1,4 @@
+import { countBlocks } from '../policies/block-chunker.js';
 import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
 import { callWithCompaction } from './compacting-call.js';
@@ -34,7 +35,7 @@ function startState(context: RunContext): LoopState {
   if (resume !== undefined) {
     return {
       messages: [...resume.messages],
-      runText: { text: resume.text, blockIndex: 0 },
+      runText: { text: resume.text, blockIndex: countBlocks(resume.assistantTexts, context.blocks) },
       usage: { ...resume.usage },
       compaction: { compactions: 0, truncated: false },
       toolTurns: resume.toolTurns,

@@ -1,86 +1,175 @@
-import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
+import type { Clock } from '../core/clock.js';
+import { RuntimeError, isRuntimeError } from '../core/errors.js';
+import type { EventType, RuntimeEvent } from '../core/events.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { EventBus } from './event-bus.js';
+import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
+import { createLiveBuffer, liveBufferLimit } from './live-buffer.js';
+
+export type { EventStreamOptions } from './event-stream-options.js';
 
 const pageSize = 500;
 
-/** Where an event stream starts and when it stops. */
-export interface EventStreamOptions {
-  /** Replay events with a cursor above this one. @default 0 (everything recorded) */
-  readonly after?: number;
-  /** Stops the stream. */
-  readonly signal?: AbortSignal;
+/** What a stream reads from. `bufferLimit` and `onBufferSize` exist for tests. */
+export interface EventSource {
+  readonly ledger: Ledger;
+  readonly bus: EventBus;
+  readonly clock: Clock;
+  readonly closed: Promise<void>;
+  readonly onError: (error: unknown) => void;
+  readonly bufferLimit?: number;
+  readonly onBufferSize?: (size: number) => void;
 }
 
-const streamOptionsSchema = z
-  .object({
-    after: z.int().min(0).optional(),
-    signal: z.instanceof(AbortSignal).optional(),
-    sessionKey: z.string().optional(),
-  })
-  .strict();
+/** Where a stream stands: the last cursor it passed, and what it still may yield. */
+interface Position {
+  last: number;
+  readonly accepts: (event: RuntimeEvent) => boolean;
+  readonly sessionKey: string | undefined;
+}
 
 /**
- * Replay the recorded events after `after`, then follow live ones, with no gap and no repeat: the live
- * subscription starts before the replay and events are deduplicated by cursor. Ends when `signal` aborts or
- * `closed` resolves.
+ * Read the recorded events after `position.last` up to `until` (a page at most); events beyond `until` are left
+ * out: the ledger may hold writes not committed yet, and those come live once durable. Returns undefined once
+ * the stretch is read.
+ */
+async function readStretch(
+  ledger: Ledger,
+  position: Position,
+  until: number,
+): Promise<RuntimeEvent[] | undefined> {
+  if (position.last >= until) return undefined;
+  const page = await ledger.readEvents({
+    after: position.last,
+    limit: pageSize,
+    ...(position.sessionKey === undefined ? {} : { sessionKey: position.sessionKey }),
+  });
+  const kept = page.filter((event) => event.cursor > position.last && event.cursor <= until);
+  const reachedEnd = page.length < pageSize || kept.length < page.length;
+  // Events of the page are passed even when filtered out, so the next page starts after them.
+  position.last = reachedEnd ? until : Math.max(position.last, (page.at(-1) as RuntimeEvent).cursor);
+  return kept.filter(position.accepts);
+}
+
+/** Where a stream starts: a consumer's stored position, else `after` (`'now'`: the end of the log). */
+async function startCursor(source: EventSource, options: CheckedStreamOptions): Promise<number> {
+  if (options.consumer !== undefined) {
+    const stored = await source.ledger.getConsumer(options.consumer, options.sessionKey);
+    if (stored !== undefined) return stored.cursor;
+  }
+  if (options.after === 'now') return source.bus.delivered;
+  return options.after ?? 0;
+}
+
+/**
+ * Store a consumer's position; writes are chained so they land in order. The stream awaits each one before it
+ * yields the next event, so a crash re-delivers at most the event that was being handled.
+ */
+function createCommitter(source: EventSource, options: CheckedStreamOptions) {
+  let chain: Promise<void> = Promise.resolve();
+  const { consumer, sessionKey } = options;
+  return {
+    /** Undefined when there is nothing to store (no consumer name): the stream need not wait. */
+    commit(cursor: number): Promise<void> | undefined {
+      if (consumer === undefined) return undefined;
+      const position = {
+        consumer,
+        ...(sessionKey === undefined ? {} : { sessionKey }),
+        cursor,
+        updatedAt: source.clock.now(),
+      };
+      chain = chain
+        .then(() => source.ledger.putConsumer(position))
+        .catch((error: unknown) => {
+          // Closed under a slow consumer: its last event is delivered again after the restart (at least once).
+          if (!isRuntimeError(error, 'runtime_closed')) source.onError(error);
+        });
+      return chain;
+    },
+    settled: () => chain,
+  };
+}
+
+/**
+ * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
+ * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
+ * Ends when `signal` aborts or the runtime closed (after every event emitted before the close).
  */
 export async function* streamEvents(
-  source: { ledger: Ledger; bus: EventBus; closed: Promise<void> },
-  options: EventStreamOptions & { sessionKey?: string },
+  source: EventSource,
+  rawOptions: CheckedStreamOptions,
 ): AsyncGenerator<RuntimeEvent, void, undefined> {
   // Checked before subscribing, so bad options change nothing (and leak no listener).
-  const checked = streamOptionsSchema.safeParse(options);
-  if (!checked.success) {
-    throw new RuntimeError('invalid_input', `events: ${z.prettifyError(checked.error)}`, {
-      cause: checked.error,
-    });
+  const options = checkStreamOptions(rawOptions);
+  const { bus } = source;
+  const consumerKey =
+    options.consumer === undefined ? undefined : `${options.consumer}\u0000${options.sessionKey ?? ''}`;
+  const release = consumerKey === undefined ? undefined : bus.claimConsumer(consumerKey);
+  if (consumerKey !== undefined && release === undefined) {
+    throw new RuntimeError('invalid_input', `events: consumer "${options.consumer}" is already being read`);
   }
-  const { ledger, bus } = source;
-  const buffer: RuntimeEvent[] = [];
-  let wake: (() => void) | undefined;
+  const types = options.types === undefined ? undefined : new Set<EventType>(options.types);
+  const accepts = (event: RuntimeEvent): boolean => types === undefined || types.has(event.type);
+  const buffer = createLiveBuffer(source.bufferLimit ?? liveBufferLimit, source.onBufferSize);
   let ended = false;
   const stop = (): void => {
     ended = true;
-    wake?.();
+    buffer.wakeUp();
   };
   const unsubscribe = bus.subscribe((event) => {
-    buffer.push(event);
-    wake?.();
+    if (accepts(event)) buffer.push(event);
   }, options.sessionKey);
   options.signal?.addEventListener('abort', stop, { once: true });
-  void source.closed.then(stop);
-  let last = options.after ?? 0;
+  void source.closed.then(() => bus.flushed()).then(stop);
+  const committer = createCommitter(source, options);
+  let handling: number | undefined;
   try {
-    await bus.flushed();
+    await Promise.race([bus.ready, source.closed]);
+    const position: Position = {
+      last: await startCursor(source, options),
+      accepts,
+      sessionKey: options.sessionKey,
+    };
+    // Replay up to what was delivered when the subscription started; later events are in the buffer.
+    let until = bus.delivered;
     for (;;) {
-      const page = await ledger.readEvents({
-        after: last,
-        limit: pageSize,
-        ...(options.sessionKey === undefined ? {} : { sessionKey: options.sessionKey }),
-      });
-      for (const event of page) {
-        if (event.cursor <= last) continue;
-        last = event.cursor;
-        yield event;
+      if (until > position.last) {
+        const page = (await readStretch(source.ledger, position, until)) ?? [];
+        for (const event of page) {
+          handling = event.cursor;
+          yield event;
+          handling = undefined;
+          const stored = committer.commit(event.cursor);
+          if (stored !== undefined) await stored;
+        }
+        continue;
       }
-      if (page.length < pageSize) break;
-    }
-    for (;;) {
-      while (buffer.length > 0) {
-        const event = buffer.shift() as RuntimeEvent;
-        if (event.cursor <= last) continue;
-        last = event.cursor;
-        yield event;
+      if (buffer.overflowed) {
+        // A slow consumer: what was dropped is durable, so read it back and buffer only what comes from now on.
+        buffer.reset();
+        until = bus.delivered;
+        continue;
       }
-      if (ended || options.signal?.aborted) return;
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
+      const next = buffer.take();
+      if (next === undefined) {
+        if (ended || options.signal?.aborted === true) return;
+        await buffer.next();
+        continue;
+      }
+      if (next.cursor <= position.last) continue;
+      position.last = next.cursor;
+      handling = next.cursor;
+      yield next;
+      // The consumer asked for the next one: the previous one is processed.
+      handling = undefined;
+      const stored = committer.commit(next.cursor);
+      if (stored !== undefined) await stored;
     }
   } finally {
     unsubscribe();
     options.signal?.removeEventListener('abort', stop);
+    if (handling !== undefined) await committer.commit(handling);
+    await committer.settled();
+    release?.();
   }
 }

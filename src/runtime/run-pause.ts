@@ -137,6 +137,7 @@ export async function loadResume(
     resume: {
       messages: [...history, ...own],
       toolTurns,
+      assistantTexts: runTurns.filter((turn) => turn.role === 'assistant').map((turn) => turn.content),
       text: record?.text ?? '',
       usage: record?.usage ?? { inputTokens: 0, outputTokens: 0 },
       cost: record?.cost ?? 0,

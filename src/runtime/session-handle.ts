@@ -147,7 +147,13 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
     queue: createSessionQueue(internals, key),
     events: (options = {}) =>
       streamEvents(
-        { ledger: internals.ledger, bus: internals.bus, closed: internals.closed },
+        {
+          ledger: internals.ledger,
+          bus: internals.bus,
+          clock: internals.clock,
+          closed: internals.closed,
+          onError: (error) => internals.onError(error),
+        },
         { ...options, sessionKey: key },
       ),
     transcript: () => internals.ledger.listTurns(key),

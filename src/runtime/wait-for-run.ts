@@ -1,5 +1,6 @@
 import type { LiveSession } from '../actors/session-registry.js';
 import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../actors/run-summary.js';
+import { maxDurationMs } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { PauseState } from '../core/events.js';
 import { isRunActive } from '../policies/queue-admission.js';
@@ -30,10 +31,10 @@ export type WaitResult =
 /** The `waitForEnd` timeout: `invalid_input` when it is not a number of milliseconds; at least 100. */
 export function parseTimeout(options: { timeoutMs?: number } | undefined): number {
   const timeoutMs = options?.timeoutMs ?? 15_000;
-  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+  if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= maxDurationMs)) {
     throw new RuntimeError(
       'invalid_input',
-      'waitForEnd: timeoutMs must be a finite number of milliseconds >= 0',
+      `waitForEnd: timeoutMs must be a number of milliseconds from 0 to ${maxDurationMs} (a year)`,
     );
   }
   return Math.max(100, timeoutMs);
@@ -80,6 +81,10 @@ export function waitForRun(
   if (pause !== null && run !== null) {
     return Promise.resolve({ status: 'paused', ...pausedInfo(run.runId, pause.state, pause.calls) });
   }
-  if (!isRunActive(activityOf(snapshot))) return Promise.resolve({ status: 'idle' });
+  if (!isRunActive(activityOf(snapshot))) {
+    const ended = session.unobservedEnd;
+    session.unobservedEnd = undefined;
+    return Promise.resolve(ended === undefined ? { status: 'idle' } : { status: 'ended', run: ended });
+  }
   return waitOn(internals, session, timeoutMs);
 }

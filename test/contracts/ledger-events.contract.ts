@@ -59,7 +59,7 @@ function varied(): RuntimeEvent[] {
       error: { code: 'provider_unavailable', message: 'down' },
       runId: 'r1',
     },
-    { ...base(8, 8), type: 'assistant.block', index: 0, text: 'Hello', runId: 'r1' },
+    { ...base(8, 8), type: 'assistant.block', index: 0, blockId: 'r1:0', text: 'Hello', runId: 'r1' },
     {
       ...base(9, 9),
       type: 'run.ended',

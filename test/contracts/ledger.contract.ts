@@ -3,6 +3,7 @@ import { isRuntimeError } from '../../src/core/errors.js';
 import type { Ledger } from '../../src/ledger/index.js';
 import { describeEventsContract } from './ledger-events.contract.js';
 import { describeCompensationsContract } from './ledger-compensations.contract.js';
+import { describeConsumersContract } from './ledger-consumers.contract.js';
 import {
   compensation,
   errorOf,
@@ -66,6 +67,8 @@ function describeCloseContract(current: () => Ledger): void {
         () => ledger.readEvents({}),
         () => ledger.lastCursor(),
         () => ledger.pruneEvents(1),
+        () => ledger.getConsumer('replies'),
+        () => ledger.putConsumer({ consumer: 'replies', cursor: 1, updatedAt: 1 }),
       ];
       for (const call of calls) expect(isRuntimeError(await errorOf(call()), 'runtime_closed')).toBe(true);
     });
@@ -106,6 +109,7 @@ export function describeLedgerContract(
     describeCompensationsContract(current);
     describePlansContract(current);
     describeEventsContract(current);
+    describeConsumersContract(current);
     describeRecoveryContract(current);
     describeCloseContract(current);
   });

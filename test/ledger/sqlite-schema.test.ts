@@ -40,6 +40,7 @@ const currentSchema = {
   tables: [
     'auth_profiles',
     'compensations',
+    'consumers',
     'events',
     'inbox',
     'meta',

@@ -130,6 +130,11 @@ describe('Session.waitForEnd', () => {
     expect(await chat.waitForEnd()).toEqual({ status: 'idle' });
     await chat.send({ id: 'a', text: 'hi' });
     await h.clock.advance(0);
+    // The run that send() started ended before anyone waited: the first wait still reports it, then idle.
+    expect(await chat.waitForEnd()).toMatchObject({
+      status: 'ended',
+      run: { runId: 'run_1', status: 'completed' },
+    });
     expect(await chat.waitForEnd()).toEqual({ status: 'idle' });
     await h.close();
   });

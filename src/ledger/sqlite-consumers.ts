@@ -1,0 +1,42 @@
+import { corrupt } from './sqlite-rows.js';
+import type { ConsumerMethods } from './memory-consumers.js';
+import type { SqliteAccess } from './sqlite-tool-calls.js';
+
+/** A consumer position as stored: `session_key` is '' for a consumer of every session (keys are never empty). */
+interface ConsumerRow {
+  readonly consumer: string;
+  readonly session_key: string;
+  readonly cursor: unknown;
+  readonly updated_at: unknown;
+}
+
+/** Create the consumer-position methods on the SQLite ledger's connection (its schema is already migrated). */
+export function createSqliteConsumers({ db, write, read }: SqliteAccess): ConsumerMethods {
+  const getConsumer = db.prepare('SELECT * FROM consumers WHERE consumer = ? AND session_key = ?');
+  const putConsumer = db.prepare(
+    `INSERT INTO consumers (consumer, session_key, cursor, updated_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (consumer, session_key) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
+  );
+  return {
+    getConsumer: (consumer, sessionKey) =>
+      read(() => {
+        const row = getConsumer.get(consumer, sessionKey ?? '') as ConsumerRow | undefined;
+        if (row === undefined) return undefined;
+        if (!Number.isSafeInteger(row.cursor) || typeof row.updated_at !== 'number') {
+          throw corrupt('consumers', `"${consumer}"`, 'cursor or updated_at is not a number');
+        }
+        return {
+          consumer,
+          ...(sessionKey === undefined ? {} : { sessionKey }),
+          cursor: row.cursor as number,
+          updatedAt: row.updated_at,
+        };
+      }),
+    putConsumer: (position) =>
+      write(
+        () =>
+          putConsumer.run(position.consumer, position.sessionKey ?? '', position.cursor, position.updatedAt),
+        'one',
+      ),
+  };
+}
