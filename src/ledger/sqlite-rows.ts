@@ -1,6 +1,6 @@
 import { RuntimeError } from '../core/errors.js';
 import { errorCodes, type ErrorCode } from '../core/errors.js';
-import { eventTypes, runStatuses, type RuntimeEvent } from '../core/events.js';
+import { runStatuses, type RuntimeEvent } from '../core/events.js';
 import {
   inboxStatuses,
   pausedRunStatuses,
@@ -69,14 +69,18 @@ export interface EventRow {
   body: string;
 }
 
-const knownEventTypes = new Set<string>(eventTypes);
 const knownInboxStatuses = new Set<string>(inboxStatuses);
 const knownRunStatuses = new Set<string>([...runStatuses, 'running', ...pausedRunStatuses]);
 const knownErrorCodes = new Set<string>(errorCodes);
 
-/** A row that cannot be read: `ledger_corrupt`, naming the table and the row. */
-export function corrupt(table: string, row: string, problem: string): RuntimeError {
-  return new RuntimeError('ledger_corrupt', `${table} row ${row}: ${problem}`, { details: { table, row } });
+/**
+ * A row that cannot be read: `ledger_corrupt`, naming the table and the row (and, in `details.sessionKey`, the
+ * session it belongs to, so the report reaches that session's events).
+ */
+export function corrupt(table: string, row: string, problem: string, sessionKey?: string): RuntimeError {
+  return new RuntimeError('ledger_corrupt', `${table} row ${row}: ${problem}`, {
+    details: { table, row, ...(sessionKey === undefined ? {} : { sessionKey }) },
+  });
 }
 
 /** Map a constraint failure (a duplicate key) to `invalid_input`; other errors pass through. */
@@ -93,36 +97,60 @@ export function constraint(what: string, work: () => void): () => void {
   };
 }
 
-export function parseJson(table: string, row: string, column: string, text: string): unknown {
+export function parseJson(
+  table: string,
+  row: string,
+  column: string,
+  text: string,
+  sessionKey?: string,
+): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw corrupt(table, row, `${column} is not valid JSON`);
+    throw corrupt(table, row, `${column} is not valid JSON`, sessionKey);
   }
 }
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function optional<K extends string, V>(key: K, value: V | null): { [P in K]?: V } {
   return (value === null ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 export function toSessionRecord(row: SessionRow): SessionRecord {
-  const name = `"${row.session_key}"`;
+  const key = row.session_key;
+  const name = `"${key}"`;
+  const override = parseJson('sessions', name, 'override', row.override, key);
+  if (!isPlainObject(override)) throw corrupt('sessions', name, 'override is not an object', key);
+  const snapshot =
+    row.snapshot === null ? undefined : parseJson('sessions', name, 'snapshot', row.snapshot, key);
+  if (snapshot !== undefined && !isPlainObject(snapshot)) {
+    throw corrupt('sessions', name, 'snapshot is not an object', key);
+  }
+  if (typeof row.epoch !== 'number' || typeof row.last_seq !== 'number') {
+    throw corrupt('sessions', name, 'epoch or last_seq is not a number', key);
+  }
   return {
-    sessionKey: row.session_key,
-    override: parseJson('sessions', name, 'override', row.override) as Record<string, unknown>,
-    snapshot: row.snapshot === null ? undefined : parseJson('sessions', name, 'snapshot', row.snapshot),
+    sessionKey: key,
+    override,
+    snapshot,
     epoch: row.epoch,
     lastSeq: row.last_seq,
     updatedAt: row.updated_at,
     ...(row.tool_policy === null
       ? {}
-      : { toolPolicy: parseJson('sessions', name, 'tool_policy', row.tool_policy) }),
+      : { toolPolicy: parseJson('sessions', name, 'tool_policy', row.tool_policy, key) }),
   };
 }
 
+/** How a corruption report names an inbox row. */
+export const inboxRowName = (row: { session_key: string; ord: number }): string =>
+  `("${row.session_key}", ${row.ord})`;
+
 export function toInboxRecord(row: InboxRow): InboxRecord {
   if (!knownInboxStatuses.has(row.status)) {
-    throw corrupt('inbox', `("${row.session_key}", ${row.ord})`, `unknown status "${row.status}"`);
+    throw corrupt('inbox', inboxRowName(row), `unknown status "${row.status}"`, row.session_key);
   }
   return {
     sessionKey: row.session_key,
@@ -142,17 +170,20 @@ export function toInboxRecord(row: InboxRow): InboxRecord {
 
 export function toRunRecord(row: RunRow): RunRecord {
   const name = `"${row.run_id}"`;
-  if (!knownRunStatuses.has(row.status)) throw corrupt('runs', name, `unknown status "${row.status}"`);
+  const key = row.session_key;
+  if (!knownRunStatuses.has(row.status)) throw corrupt('runs', name, `unknown status "${row.status}"`, key);
   if (row.error_code !== null && !knownErrorCodes.has(row.error_code)) {
-    throw corrupt('runs', name, `unknown error code "${row.error_code}"`);
+    throw corrupt('runs', name, `unknown error code "${row.error_code}"`, key);
   }
-  const messageIds = parseJson('runs', name, 'message_ids', row.message_ids);
-  if (!Array.isArray(messageIds)) throw corrupt('runs', name, 'message_ids is not a list');
+  const messageIds = parseJson('runs', name, 'message_ids', row.message_ids, key);
+  if (!Array.isArray(messageIds) || !messageIds.every((id) => typeof id === 'string')) {
+    throw corrupt('runs', name, 'message_ids is not a list of message ids', key);
+  }
   return {
     runId: row.run_id,
     sessionKey: row.session_key,
     status: row.status as RunRecord['status'],
-    messageIds: messageIds as string[],
+    messageIds,
     provider: row.provider,
     model: row.model,
     startedAt: row.started_at,
@@ -175,12 +206,23 @@ export function turnExtra(turn: TurnRecord): string | null {
 
 export function toTurnRecord(row: TurnRow): TurnRecord {
   if (row.role !== 'user' && row.role !== 'assistant' && row.role !== 'tool') {
-    throw corrupt('turns', `of run "${row.run_id}" #${row.idx}`, `unknown role "${row.role}"`);
+    throw corrupt(
+      'turns',
+      `of run "${row.run_id}" #${row.idx}`,
+      `unknown role "${row.role}"`,
+      row.session_key,
+    );
   }
   const extra =
     row.extra === null
       ? {}
-      : (parseJson('turns', `of run "${row.run_id}" #${row.idx}`, 'extra', row.extra) as Partial<TurnRecord>);
+      : (parseJson(
+          'turns',
+          `of run "${row.run_id}" #${row.idx}`,
+          'extra',
+          row.extra,
+          row.session_key,
+        ) as Partial<TurnRecord>);
   return {
     sessionKey: row.session_key,
     runId: row.run_id,
@@ -196,21 +238,4 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
 export function eventBody(event: RuntimeEvent): string {
   const { type: _type, sessionKey: _key, seq: _seq, cursor: _cursor, at: _at, runId: _run, ...body } = event;
   return JSON.stringify(body);
-}
-
-export function toEvent(row: EventRow): RuntimeEvent {
-  if (!knownEventTypes.has(row.type))
-    throw corrupt('events', `cursor ${row.cursor}`, `unknown type "${row.type}"`);
-  const body = parseJson('events', `cursor ${row.cursor}`, 'body', row.body);
-  if (typeof body !== 'object' || body === null)
-    throw corrupt('events', `cursor ${row.cursor}`, 'body is not an object');
-  return {
-    type: row.type,
-    sessionKey: row.session_key,
-    seq: row.seq,
-    cursor: row.cursor,
-    at: row.at,
-    ...optional('runId', row.run_id),
-    ...body,
-  } as RuntimeEvent;
 }

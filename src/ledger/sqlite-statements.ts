@@ -1,9 +1,12 @@
 import type Database from 'better-sqlite3';
+import { inboxStatuses } from './ledger.js';
 
 /** The paused statuses as written in SQL (the `runs_paused` index has this very term, so queries can use it). */
 const paused = "('awaiting_approval', 'awaiting_tool_results')";
 /** The statuses of a run that has not ended. */
 const open = "('running', 'awaiting_approval', 'awaiting_tool_results')";
+/** The known inbox statuses as written in SQL (the `inbox_unknown_status` index has this very term). */
+const knownStatuses = `(${inboxStatuses.map((status) => `'${status}'`).join(', ')})`;
 
 /** Every statement the SQLite ledger runs, prepared once. */
 export function prepareStatements(db: Database.Database): Record<StatementName, Database.Statement> {
@@ -29,6 +32,15 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
     lastOrder: prepare('SELECT max(ord) AS ord FROM inbox WHERE session_key = ?'),
     toRun: prepare(
       "SELECT * FROM inbox WHERE session_key = ? AND status IN ('pending', 'steered') ORDER BY ord",
+    ),
+    unknownStatusOf: prepare(
+      `SELECT * FROM inbox INDEXED BY inbox_unknown_status
+       WHERE session_key = ? AND status NOT IN ${knownStatuses} ORDER BY ord LIMIT 1`,
+    ),
+    sessionsWithUnknownStatus: prepare(
+      // One row per session: the bare columns come from the row with the lowest ord.
+      `SELECT *, min(ord) FROM inbox INDEXED BY inbox_unknown_status
+       WHERE status NOT IN ${knownStatuses} GROUP BY session_key`,
     ),
     sessionsToRun: prepare(
       "SELECT session_key, min(status) AS lowest FROM inbox WHERE status IN ('pending', 'steered') GROUP BY session_key",
@@ -76,9 +88,7 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
          cost = coalesce(@cost, cost)
        WHERE run_id = @run_id AND status IN ${open}`,
     ),
-    runDeltas: prepare(
-      "SELECT body FROM events WHERE run_id = ? AND type = 'assistant.delta' ORDER BY cursor",
-    ),
+    runDeltas: prepare("SELECT * FROM events WHERE run_id = ? AND type = 'assistant.delta' ORDER BY cursor"),
     appendTurn: prepare(
       `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
        VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
@@ -110,7 +120,7 @@ export function prepareStatements(db: Database.Database): Record<StatementName, 
   };
 }
 
-type StatementName =
+export type StatementName =
   | 'getSession'
   | 'putSession'
   | 'listSessions'
@@ -118,6 +128,8 @@ type StatementName =
   | 'lastOrder'
   | 'toRun'
   | 'sessionsToRun'
+  | 'unknownStatusOf'
+  | 'sessionsWithUnknownStatus'
   | 'admittedTurns'
   | 'appendMessage'
   | 'updateMessage'
