@@ -24,7 +24,7 @@ export interface ProfileFailure {
   readonly now: number;
   /** The model the attempt used. */
   readonly model?: string | undefined;
-  /** The provider's Retry-After, in ms; it sets the cooldown when longer than the ladder's. */
+  /** The provider's Retry-After, in ms; it sets the cooldown (capped at the ladder's top, 5 min). */
   readonly retryAfterMs?: number | undefined;
   /** Scope a rate-limit cooldown to `model` instead of the whole profile. @default false */
   readonly perModel?: boolean | undefined;
@@ -60,10 +60,18 @@ function cooldownCovers(state: ProfileState, model: string | undefined): boolean
   return state.cooldownModel === undefined || model === undefined || state.cooldownModel === model;
 }
 
-// A garbled or absurd Retry-After must not shelve a profile for longer than the disable cap (24 h).
-function retryAfter(retryAfterMs: number | undefined): number {
-  if (retryAfterMs === undefined || !Number.isFinite(retryAfterMs)) return 0;
-  return Math.min(Math.max(0, retryAfterMs), disableCapMs);
+/** The longest cooldown: the ladder's top rung (5 min); a longer Retry-After is capped to it. */
+export const maxCooldownMs = cooldownLadderMs[cooldownLadderMs.length - 1] ?? 5 * 60_000;
+
+/**
+ * How long a profile cools after its n-th consecutive failure: the provider's Retry-After when it gave one (as
+ * given when shorter than the ladder's step, capped at the ladder's top when longer), else the ladder's step.
+ */
+export function cooldownMs(consecutiveFailures: number, retryAfterMs: number | undefined): number {
+  // A garbled Retry-After (NaN, negative) is no Retry-After at all.
+  if (retryAfterMs === undefined || !Number.isFinite(retryAfterMs) || retryAfterMs < 0)
+    return nextCooldownMs(consecutiveFailures);
+  return Math.min(retryAfterMs, maxCooldownMs);
 }
 
 function resetIfQuiet(state: ProfileState, now: number): ProfileState {
@@ -77,7 +85,7 @@ function recordCooldown(state: ProfileState, failure: ProfileFailure): ProfileSt
   // Attempts already in flight when the cooldown began fail too; they are the same incident.
   if (active && cooldownCovers(state, model)) return { ...state, lastFailureAt: now };
   const errorCount = state.errorCount + 1;
-  let until = now + Math.max(nextCooldownMs(errorCount), retryAfter(failure.retryAfterMs));
+  let until = now + cooldownMs(errorCount, failure.retryAfterMs);
   if (active) until = Math.max(until, state.cooldownUntil ?? 0);
   const scoped = failure.perModel === true && failure.reason === 'rate_limit' && model !== undefined;
   // A second model cooling while another model's cooldown runs widens the cooldown to the whole profile.

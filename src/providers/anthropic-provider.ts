@@ -2,6 +2,7 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import { z } from 'zod';
 import { abortReason, systemClock, type Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
+import { scrubSecrets } from '../core/scrub-secrets.js';
 import { createEventFolder, toAnthropicParams } from './anthropic-wire.js';
 import {
   ProviderError,
@@ -146,9 +147,9 @@ function describeFailure(error: unknown, context: FailureContext): ProviderError
 
 const maxMessageLength = 1000;
 
-/** The error with `secret` replaced by `***` in its message and code, and the message capped in length. */
+/** The error with `secret` (in every echoed form) replaced by `***` in message and code, the message capped. */
 function scrub(error: ProviderError, secret: string): ProviderError {
-  const clean = (text: string): string => text.split(secret).join('***');
+  const clean = (text: string): string => scrubSecrets(text, [secret]);
   const message = clean(error.message);
   const code = error.code === undefined ? undefined : clean(error.code);
   if (message === error.message && code === error.code && message.length <= maxMessageLength) return error;

@@ -1,4 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAIError } from 'openai';
+import { scrubSecrets } from '../core/scrub-secrets.js';
 import { ProviderError } from './model-provider.js';
 import { causeMessages, networkCode, parseRetryAfter } from './transport-errors.js';
 
@@ -10,9 +11,9 @@ export interface ErrorContext {
 
 const maxMessageLength = 1000;
 
-/** Replace every occurrence of `secret` in `text` with `***`. */
+/** Replace `secret` in `text` with `***`, in every form it may be echoed in (raw, URL/JSON-encoded, long runs). */
 export function scrubSecret(text: string, secret: string | undefined): string {
-  return secret === undefined || secret.length === 0 ? text : text.split(secret).join('***');
+  return secret === undefined || secret.length === 0 ? text : scrubSecrets(text, [secret]);
 }
 
 /**

@@ -3,12 +3,9 @@ import { RuntimeError } from '../core/errors.js';
 import {
   ProviderError,
   type ModelCallOptions,
-  type ModelMessage,
   type ModelPart,
   type ModelProvider,
   type ModelRequest,
-  type ThinkingLevel,
-  type ToolSpec,
   type Usage,
 } from './model-provider.js';
 
@@ -60,16 +57,13 @@ export interface ScriptedHang {
 /** What the scripted model does for one model call. */
 export type ScriptEntry = ScriptedReply | ScriptedFailure | ScriptedHang;
 
-/** A snapshot of one request the scripted model received. */
-export interface ScriptedRequest {
-  readonly model: string;
+/**
+ * A snapshot of one request the scripted model received: the request (messages and tools copied at call time)
+ * and the auth profile it was sent with. A script function receives the same snapshot.
+ */
+export interface ScriptedRequest extends ModelRequest {
   /** The auth profile's id; undefined when the provider has no auth profiles. */
   readonly profileId: string | undefined;
-  readonly system: string | undefined;
-  readonly thinking: ThinkingLevel | undefined;
-  /** A shallow copy of the messages at call time. */
-  readonly messages: readonly ModelMessage[];
-  readonly tools: readonly ToolSpec[];
 }
 
 /** Options of `scriptedModel`. */
@@ -94,8 +88,11 @@ export interface ScriptedModel extends ModelProvider {
   readonly calls: number;
 }
 
-/** A script: one entry per call, in order, or a function of the request and the 0-based call index. */
-export type Script = readonly ScriptEntry[] | ((request: ModelRequest, callIndex: number) => ScriptEntry);
+/**
+ * A script: one entry per call, in order, or a function of the request snapshot (with `profileId`, so a failover
+ * test can answer per profile) and the 0-based call index.
+ */
+export type Script = readonly ScriptEntry[] | ((request: ScriptedRequest, callIndex: number) => ScriptEntry);
 
 // Whitespace travels with the word after it; the second branch keeps trailing whitespace.
 const tokenPattern = /\s*\S+|\s+/g;
@@ -185,9 +182,22 @@ function failWith(error: unknown): AsyncIterable<ModelPart> {
   return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(reason) }) };
 }
 
-function pick(script: Script, request: ModelRequest, callIndex: number): ScriptEntry {
+function snapshotOf(request: ModelRequest, callOptions: ModelCallOptions): ScriptedRequest {
+  // `system` and `thinking` stay present (possibly undefined), as tests matching `{ system: undefined }` expect.
+  const snapshot = {
+    model: request.model,
+    profileId: callOptions.credential?.profileId,
+    system: request.system,
+    thinking: request.thinking,
+    messages: request.messages.slice(),
+    tools: request.tools.slice(),
+  };
+  return snapshot as ScriptedRequest;
+}
+
+function pick(script: Script, request: () => ScriptedRequest, callIndex: number): ScriptEntry {
   if (typeof script === 'function')
-    return checkEntry(script(request, callIndex), `entry for call ${callIndex}`);
+    return checkEntry(script(request(), callIndex), `entry for call ${callIndex}`);
   const entry = script[callIndex];
   if (entry === undefined) {
     throw new RuntimeError(
@@ -211,18 +221,12 @@ export function scriptedModel(script: Script, options: ScriptedModelOptions = {}
 
   const stream = (request: ModelRequest, callOptions: ModelCallOptions): AsyncIterable<ModelPart> => {
     const callIndex = calls++;
-    if (record) {
-      requests.push({
-        model: request.model,
-        profileId: callOptions.credential?.profileId,
-        system: request.system,
-        thinking: request.thinking,
-        messages: request.messages.slice(),
-        tools: request.tools.slice(),
-      });
-    }
+    // Taken only when someone reads it: the benchmark streams thousands of runs a second without recording.
+    let snapshot: ScriptedRequest | undefined;
+    const snapshotNow = (): ScriptedRequest => (snapshot ??= snapshotOf(request, callOptions));
+    if (record) requests.push(snapshotNow());
     try {
-      return play(pick(script, request, callIndex), callIndex, request, callOptions.signal, clock);
+      return play(pick(script, snapshotNow, callIndex), callIndex, request, callOptions.signal, clock);
     } catch (error) {
       return failWith(error);
     }

@@ -1,4 +1,4 @@
-import { isRuntimeError } from '../core/errors.js';
+import { RuntimeError, isRuntimeError } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
 import { truncateToolResults } from './compaction.js';
 import { callModel } from './model-call.js';
@@ -19,9 +19,24 @@ async function summarize(context: RunContext, prompt: string): Promise<string> {
   const { failover, signal, clock } = context;
   const candidate = failover.candidates[0];
   if (candidate === undefined) return '';
-  const profile = failover.profiles.has(candidate.providerName)
+  const pooled = failover.profiles.has(candidate.providerName);
+  const profile = pooled
     ? failover.profiles.next(candidate.providerName, candidate.model, new Set(), clock.now())
     : undefined;
+  // A provider with auth profiles is never called without one's credential.
+  if (pooled && profile === undefined) {
+    const { soonest, missing } = failover.profiles.availability(
+      candidate.providerName,
+      candidate.model,
+      clock.now(),
+    );
+    if (soonest === undefined && missing.length > 0)
+      throw new RuntimeError('provider_auth', missing.join('; '));
+    throw new RuntimeError(
+      'provider_rate_limit',
+      `no auth profile of ${candidate.providerName} is available for the summary`,
+    );
+  }
   const options = profile === undefined ? { signal } : { signal, credential: profile.credential() };
   let text = '';
   const request = {

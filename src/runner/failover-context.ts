@@ -38,8 +38,20 @@ export interface AuthProfilePool {
     failure: { reason: ProfileFailureReason; model: string; retryAfterMs?: number; now: number },
   ): number;
   succeeded(profileId: string, now: number): void;
+  /**
+   * Why `provider` has no profile to offer for `model` at `now`: the usable profile that comes back soonest (and
+   * when), and a message per profile that cannot be used at all because its secret is missing.
+   */
+  availability(provider: string, model: string, now: number): ProfileAvailability;
   /** Remove every known secret from `text` (error messages must never carry one). */
-  scrub(text: string): string;
+  readonly scrub: (text: string) => string;
+}
+
+/** The soonest usable profile of a provider, and the profiles missing their secret (configuration errors). */
+export interface ProfileAvailability {
+  readonly soonest?: { readonly profileId: string; readonly at: number };
+  /** One message per profile whose secret is missing, naming the environment variable. */
+  readonly missing: readonly string[];
 }
 
 /** What price a model has, per million tokens; undefined when unknown (counted as 0, and said so). */
@@ -53,6 +65,8 @@ export interface FailoverContext {
   readonly random: Random;
   /** Attempts at most, over every profile and model of one model call. */
   readonly maxAttempts: number;
+  /** The longest a model call waits for a cooling profile when every profile of every model is cooling. */
+  readonly maxWaitMs: number;
   /** The thinking level to start from; lowered for the rest of the run on `thinking_unsupported`. */
   thinking: ThinkingLevel | undefined;
   /** Cost of the run so far. */

@@ -1,5 +1,5 @@
 import { abortReason } from '../core/clock.js';
-import { RuntimeError, isRuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/errors.js';
 import { backoffDelay, retryAfterDelay } from '../policies/backoff.js';
 import {
   classifyFailure,
@@ -13,6 +13,12 @@ import {
   type ModelMessage,
   type ThinkingLevel,
 } from '../providers/model-provider.js';
+import {
+  beyondWaitMessage,
+  exhaustedCandidate,
+  waitForCoolingProfile,
+  type CandidateFailure,
+} from './cooling-wait.js';
 import type { ModelCandidate, PickedProfile } from './failover-context.js';
 import { streamModelTurn, type ModelTurn, type RunText } from './model-turn.js';
 import type { RunContext } from './run-context.js';
@@ -25,19 +31,9 @@ function lowered(level: ThinkingLevel | undefined): ThinkingLevel | undefined {
   return index <= 0 ? undefined : thinkingLevels[index - 1];
 }
 
-function failureOf(error: unknown, profile: PickedProfile | undefined) {
-  if (error instanceof ProviderError) {
-    return {
-      status: error.status,
-      code: error.code,
-      message: error.message,
-      retryAfterMs: error.retryAfterMs,
-    };
-  }
-  // A credential that cannot be resolved (an unset environment variable) fails like a bad key would.
-  if (profile !== undefined && isRuntimeError(error, 'provider_auth'))
-    return { status: 401, message: error.message };
-  return undefined;
+function failureOf(error: unknown) {
+  if (!(error instanceof ProviderError)) return undefined;
+  return { status: error.status, code: error.code, message: error.message, retryAfterMs: error.retryAfterMs };
 }
 
 /** The error a model call ends the run with, its message scrubbed of secrets. */
@@ -51,8 +47,9 @@ function finalError(context: RunContext, reason: FailureReason, message: string)
  * One model call with failover (BEHAVIOUR.md, "Auth profiles and failover"): rotate through the provider's auth
  * profiles on auth / rate_limit / overloaded / billing / timeout (cooling each one), then fall back to the next
  * model; lower the thinking level on `thinking_unsupported`; retry transient failures with full-jitter backoff on
- * the injected clock, honouring Retry-After; never retry a user abort (and never cool a profile for it). A context
- * overflow is thrown to the turn loop, which compacts. Every successful attempt reports its cost.
+ * the injected clock, honouring Retry-After; never retry a user abort (and never cool a profile for it). When
+ * every profile of every model is cooling, wait for the soonest one within `failover.maxWaitMs`, then go again.
+ * A context overflow is thrown to the turn loop, which compacts. Every successful attempt reports its cost.
  */
 export async function callModel(
   context: RunContext,
@@ -60,14 +57,36 @@ export async function callModel(
   runText: RunText,
 ): Promise<ModelTurn> {
   const { failover, signal } = context;
-  let attempts = 0;
-  let last: { reason: FailureReason; message: string } = { reason: 'unknown', message: 'no model was tried' };
-  for (const [index, candidate] of failover.candidates.entries()) {
-    const outcome = await tryCandidate(context, candidate, messages, runText, () => ++attempts);
+  const attempts = { count: 0 };
+  for (;;) {
+    const outcome = await tryCandidates(context, messages, runText, attempts);
     if ('turn' in outcome) return outcome.turn;
+    if (signal.aborted) throw abortReason(signal);
+    const mayWait = outcome.everyCooling && attempts.count < failover.maxAttempts;
+    if (mayWait && (await waitForCoolingProfile(context))) continue;
+    const message = outcome.everyCooling ? beyondWaitMessage(context, outcome.message) : outcome.message;
+    throw finalError(context, outcome.reason, message);
+  }
+}
+
+/** One pass over the candidate models, in fallback order; `everyCooling` when each ended with only cooling profiles. */
+async function tryCandidates(
+  context: RunContext,
+  messages: readonly ModelMessage[],
+  runText: RunText,
+  attempts: { count: number },
+): Promise<{ turn: ModelTurn } | (CandidateFailure & { everyCooling: boolean })> {
+  const { failover } = context;
+  let last: CandidateFailure = { reason: 'unknown', message: 'no model was tried', cooling: false };
+  let everyCooling = true;
+  for (const [index, candidate] of failover.candidates.entries()) {
+    const outcome = await tryCandidate(context, candidate, messages, runText, () => ++attempts.count);
+    if ('turn' in outcome) return outcome;
     last = outcome;
+    everyCooling &&= outcome.cooling;
     const next = failover.candidates[index + 1];
-    if (next === undefined || attempts >= failover.maxAttempts) break;
+    if (next === undefined) break;
+    if (attempts.count >= failover.maxAttempts) return { ...outcome, everyCooling: false };
     context.emit({
       type: 'failover.fallback',
       runId: context.runId,
@@ -78,11 +97,10 @@ export async function callModel(
       reason: outcome.reason,
     });
   }
-  if (signal.aborted) throw abortReason(signal);
-  throw finalError(context, last.reason, last.message);
+  return { ...last, everyCooling };
 }
 
-type CandidateOutcome = { turn: ModelTurn } | { reason: FailureReason; message: string };
+type CandidateOutcome = { turn: ModelTurn } | CandidateFailure;
 
 async function tryCandidate(
   context: RunContext,
@@ -104,14 +122,10 @@ async function tryCandidate(
         failover.preferredProfile,
       )
     : undefined;
-  if (pooled && profile === undefined)
-    return {
-      reason: 'rate_limit',
-      message: `every auth profile of ${candidate.providerName} is cooling down`,
-    };
+  if (pooled && profile === undefined) return exhaustedCandidate(context, candidate, undefined);
   for (;;) {
     if (countAttempt() > failover.maxAttempts)
-      return { reason: 'unknown', message: `gave up after ${failover.maxAttempts} attempts` };
+      return { reason: 'unknown', message: `gave up after ${failover.maxAttempts} attempts`, cooling: false };
     try {
       const credential = profile?.credential();
       const turn = await streamModelTurn(context, messages, runText, {
@@ -125,17 +139,17 @@ async function tryCandidate(
       return { turn };
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
-      const failure = failureOf(error, profile);
+      const failure = failureOf(error);
       if (failure === undefined) throw error;
       const reason = classifyFailure(failure);
       const message = failover.profiles.scrub(failure.message);
       if (reason === 'context_overflow' || reason === 'format' || reason === 'aborted') {
         throw finalError(context, reason, message);
       }
-      if (reason === 'model_not_found') return { reason, message };
+      if (reason === 'model_not_found') return { reason, message, cooling: false };
       if (reason === 'thinking_unsupported') {
         const next = lowered(failover.thinking);
-        if (failover.thinking === undefined) return { reason, message };
+        if (failover.thinking === undefined) return { reason, message, cooling: false };
         context.emit({
           type: 'thinking.lowered',
           runId: context.runId,
@@ -165,11 +179,11 @@ async function tryCandidate(
           ...(next === undefined ? {} : { toProfile: next.id }),
           reason,
         });
-        if (next === undefined) return { reason, message };
+        if (next === undefined) return exhaustedCandidate(context, candidate, { reason, message });
         profile = next;
         continue;
       }
-      if (retries >= transientRetries) return { reason, message };
+      if (retries >= transientRetries) return { reason, message, cooling: false };
       const delay = retryAfterDelay(failure.retryAfterMs, backoffDelay(retries++, failover.random));
       await clock.sleep(delay, signal);
     }

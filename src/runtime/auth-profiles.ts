@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { FailureReason } from '../policies/classify-failure.js';
+import { scrubSecrets } from '../core/scrub-secrets.js';
 import { orderProfiles, type ProfileKind } from '../policies/order-profiles.js';
 import {
   freshProfileState,
@@ -32,18 +32,20 @@ export interface AuthProfiles extends AuthProfilePool {
   knows(profileId: string): boolean;
 }
 
-function resolveSecret(profile: AuthProfileConfig): string {
+/** The profile's secret, or undefined when its environment variable is not set (a configuration error). */
+function resolveSecret(profile: AuthProfileConfig): string | undefined {
   const source = profile.secret;
   if (typeof source === 'string') return source;
   if ('value' in source) return source.value;
   const value = process.env[source.env];
-  if (value === undefined || value === '') {
-    throw new RuntimeError(
-      'provider_auth',
-      `auth profile "${profile.id}": environment variable ${source.env} is not set`,
-    );
-  }
-  return value;
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Why a profile cannot be used at all: its environment variable is unset. */
+function missingSecretMessage(profile: AuthProfileConfig): string {
+  const source = profile.secret;
+  const variable = typeof source === 'object' && 'env' in source ? source.env : '(none)';
+  return `auth profile "${profile.id}": environment variable ${variable} is not set`;
 }
 
 function asState(saved: unknown): ProfileState | undefined {
@@ -88,9 +90,8 @@ export function createAuthProfiles(options: {
         if (state !== undefined && byId.has(id)) states.set(id, state);
       }
       for (const profile of profiles) {
-        const source = profile.secret;
-        if (typeof source === 'string') secrets.add(source);
-        else if ('value' in source) secrets.add(source.value);
+        const secret = resolveSecret(profile);
+        if (secret !== undefined) secrets.add(secret);
       }
     },
     has: (provider) => (byProvider.get(provider)?.length ?? 0) > 0,
@@ -105,17 +106,29 @@ export function createAuthProfiles(options: {
         preferred,
         explicitOrder: options.order[provider],
       });
-      const id = ordered.find((candidate) => isAvailable(stateOf(candidate), now, model));
-      const profile = id === undefined ? undefined : byId.get(id);
-      if (profile === undefined) return undefined;
-      return {
-        id: profile.id,
-        credential: () => {
-          const secret = resolveSecret(profile);
-          secrets.add(secret);
-          return { profileId: profile.id, secret };
-        },
-      };
+      for (const id of ordered) {
+        const profile = byId.get(id);
+        if (profile === undefined || !isAvailable(stateOf(id), now, model)) continue;
+        // A missing secret is a configuration error: the profile is skipped, never cooled, never called.
+        const secret = resolveSecret(profile);
+        if (secret === undefined) continue;
+        secrets.add(secret);
+        return { id, credential: () => ({ profileId: id, secret }) };
+      }
+      return undefined;
+    },
+    availability(provider, model, now) {
+      let soonest: { profileId: string; at: number } | undefined;
+      const missing: string[] = [];
+      for (const profile of byProvider.get(provider) ?? []) {
+        if (resolveSecret(profile) === undefined) {
+          missing.push(missingSecretMessage(profile));
+          continue;
+        }
+        const at = Math.max(now, availableAt(stateOf(profile.id), model));
+        if (soonest === undefined || at < soonest.at) soonest = { profileId: profile.id, at };
+      }
+      return { ...(soonest === undefined ? {} : { soonest }), missing };
     },
     failed(profileId, failure) {
       const next = recordFailure(stateOf(profileId), {
@@ -131,12 +144,6 @@ export function createAuthProfiles(options: {
     succeeded(profileId, now) {
       save(profileId, recordSuccess(stateOf(profileId), now));
     },
-    scrub(text) {
-      let scrubbed = text;
-      for (const secret of secrets) {
-        if (secret.length >= 4) scrubbed = scrubbed.split(secret).join('***');
-      }
-      return scrubbed;
-    },
+    scrub: (text) => scrubSecrets(text, secrets),
   };
 }

@@ -20,6 +20,7 @@ import {
   type RunOutcome,
   type RunResume,
 } from '../runner/run-context.js';
+import { scrubErrorInfo, scrubErrorTurn, scrubEventError } from '../runner/scrub-event.js';
 import { runTurnLoop } from '../runner/turn-loop.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createApprovalGate } from './approval-gate.js';
@@ -40,6 +41,8 @@ export interface RunExecutorDeps {
   readonly prices: PriceLookup;
   readonly random: Random;
   readonly maxAttempts: number;
+  /** The longest a model call waits for a cooling profile (`failover.maxWaitMs`). */
+  readonly maxWaitMs: number;
   readonly compactor: Compactor;
   readonly system: string | undefined;
   /** The tools a session's runs may call (the runtime's policy layers, then the session's own). */
@@ -105,7 +108,9 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
 
   function close(request: RunRequest, run: ActiveRun, startedAt: number, outcome: RunOutcome): RunSummary {
     const endedAt = clock.now();
-    const error = outcome.error === undefined ? {} : { error: outcome.error };
+    // Every error that ends a run passes here, whatever its class and path: scrub it of secrets once.
+    const error =
+      outcome.error === undefined ? {} : { error: scrubErrorInfo(outcome.error, deps.profiles.scrub) };
     write(
       ledger.closeRun(run.runId, {
         status: outcome.status,
@@ -152,6 +157,7 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
         prices: deps.prices,
         random: deps.random,
         maxAttempts: deps.maxAttempts,
+        maxWaitMs: deps.maxWaitMs,
         thinking: deps.thinking,
         cost: resume?.cost ?? 0,
         ...(run.preferredProfile === undefined ? {} : { preferredProfile: run.preferredProfile }),
@@ -166,9 +172,10 @@ export function createRunExecutor(deps: RunExecutorDeps): RunStarter {
       steering: request.steering,
       approvals: createApprovalGate(ledger, sessionKey, run.runId, deps.alwaysApprove),
       ...(resume === undefined ? {} : { resume }),
-      emit: (event) => deps.emit(sessionKey, event),
+      emit: (event) => deps.emit(sessionKey, scrubEventError(event, deps.profiles.scrub)),
       setPhase: request.setPhase,
-      recordTurn: (turn) => {
+      recordTurn: (draft) => {
+        const turn = scrubErrorTurn(draft, deps.profiles.scrub);
         const record: TurnRecord = { ...turn, sessionKey, runId: run.runId, index: index++, at: clock.now() };
         write(ledger.appendTurns([record]));
       },

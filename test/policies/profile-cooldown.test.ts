@@ -161,17 +161,22 @@ describe('recordFailure', () => {
     expect(state.cooldownUntil).toBe(start + 90_000);
   });
 
-  it('keeps the ladder when Retry-After is shorter', () => {
-    const state = recordFailure(freshProfileState, { reason: 'rate_limit', now: start, retryAfterMs: 5_000 });
-    expect(state.cooldownUntil).toBe(start + 30_000);
+  it('honours Retry-After as given when it is shorter than the ladder step', () => {
+    const state = recordFailure(freshProfileState, { reason: 'rate_limit', now: start, retryAfterMs: 7_000 });
+    expect(state).toMatchObject({ errorCount: 1, cooldownUntil: start + 7_000 });
   });
 
-  it('caps Retry-After at 24 h when the provider asks for a week', () => {
+  it('caps Retry-After at the ladder maximum (5 min) when the provider asks for a week', () => {
     const state = recordFailure(freshProfileState, {
       reason: 'rate_limit',
       now: start,
       retryAfterMs: 168 * hour,
     });
-    expect(state.cooldownUntil).toBe(start + 24 * hour);
+    expect(state.cooldownUntil).toBe(start + 5 * minute);
+  });
+
+  it('keeps the ladder step when Retry-After is garbled', () => {
+    const state = recordFailure(freshProfileState, { reason: 'rate_limit', now: start, retryAfterMs: NaN });
+    expect(state.cooldownUntil).toBe(start + 30_000);
   });
 });

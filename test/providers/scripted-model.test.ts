@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { fakeClock, scriptedModel, type FakeClock, type ScriptEntry } from 'agentlanes/testing';
+import {
+  fakeClock,
+  scriptedModel,
+  type FakeClock,
+  type ScriptEntry,
+  type ScriptedRequest,
+} from 'agentlanes/testing';
 import { isRuntimeError, RuntimeError } from '../../src/core/errors.js';
 import {
   ProviderError,
@@ -239,6 +245,45 @@ describe('scriptedModel', () => {
       ['y', 1],
     ]);
     expect(texts(parts).join('')).toBe('answer 1');
+  });
+
+  it('passes the function the same snapshot as requests, with profileId, when given a function', async () => {
+    const clock = fakeClock();
+    const seen: ScriptedRequest[] = [];
+    const model = scriptedModel(
+      (received, callIndex): ScriptEntry => {
+        seen.push(received);
+        return received.profileId === 'p1'
+          ? { error: { status: 429, message: `rate limit on call ${callIndex}` } }
+          : { text: `answer from ${received.profileId ?? 'no profile'}` };
+      },
+      { clock },
+    );
+    const signal = new AbortController().signal;
+    const first = await collect(
+      model.stream(request, { signal, credential: { profileId: 'p1', secret: 'sk-one-0000' } }),
+      clock,
+    );
+    const second = await collect(
+      model.stream(request, { signal, credential: { profileId: 'p2', secret: 'sk-two-0000' } }),
+      clock,
+    );
+    expect(first.error).toMatchObject({ status: 429 });
+    expect(texts(second.parts).join('')).toBe('answer from p2');
+    expect(seen.map((snapshot) => snapshot.profileId)).toEqual(['p1', 'p2']);
+    expect(seen[0]).toBe(model.requests[0]);
+    expect(seen[1]).toMatchObject({ model: 'test-model', system: 'sys', messages: [{ content: 'hi' }] });
+    expect(JSON.stringify(seen)).not.toContain('sk-');
+  });
+
+  it('still accepts a function typed with ModelRequest when given one', async () => {
+    const clock = fakeClock();
+    const typed = (received: ModelRequest, callIndex: number): ScriptEntry => ({
+      text: `${received.model} ${callIndex}`,
+    });
+    const model = scriptedModel(typed, { clock, record: false });
+    const { parts } = await collect(model.stream(request, { signal: new AbortController().signal }), clock);
+    expect(texts(parts).join('')).toBe('test-model 0');
   });
 
   it('throws the abort reason before any token when the signal is already aborted', async () => {

@@ -97,4 +97,29 @@ describe('the turn loop on a context overflow', () => {
     expect(h.of('compaction.ended').at(-1)).toMatchObject({ truncated: true });
     await h.close();
   });
+
+  it('never sends the summary request without a credential when every auth profile is cooling', async () => {
+    const lastUser = (messages: readonly ModelMessage[]) => messages.at(-1)?.content;
+    const h = createHarness(
+      (request) => {
+        if (lastUser(request.messages) === 'a')
+          return { ...overflow, afterText: 'one two', tokenDelayMs: 100 };
+        if (lastUser(request.messages) === 'b') return { error: { status: 429, message: 'rate limit' } };
+        return { text: 'SUMMARY' };
+      },
+      {
+        authProfiles: [{ id: 'p1', provider: 'scripted', type: 'api_key', secret: 'sk-one-0000' }],
+        compactor: async ({ summarize }) => [{ role: 'user', content: await summarize('summarise') }],
+      },
+    );
+    const chatA = h.runtime.session('telegram:a');
+    const chatB = h.runtime.session('telegram:b');
+    await chatA.send('a');
+    await chatB.send('b');
+    const endedA = chatA.waitForEnd({ timeoutMs: 600_000 });
+    await h.clock.advance(200); // b's 429 cooled p1 for 30 s before a's stream overflows
+    expect(await endedA).toMatchObject({ run: { status: 'failed', error: { code: 'provider_rate_limit' } } });
+    expect(h.model.requests.map((request) => request.profileId)).toEqual(['p1', 'p1']);
+    await h.close();
+  });
 });

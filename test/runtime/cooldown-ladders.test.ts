@@ -19,6 +19,7 @@ describe('auth profile ladders on the fake clock', () => {
     const h = createHarness(() => ({ error: { status: 429, message: 'rate limit' } }), {
       authProfiles: oneKey,
       queue: { mode: 'followup', debounceMs: 0 },
+      failover: { maxWaitMs: 0 }, // fail at once instead of waiting out the cooldown
     });
     const times = [0, 30_000, 90_000, 390_000, 690_000, 690_000 + 24 * hour];
     for (const at of times) {
@@ -34,6 +35,7 @@ describe('auth profile ladders on the fake clock', () => {
     const h = createHarness(() => ({ error: { status: 429, message: 'rate limit' } }), {
       authProfiles: oneKey,
       queue: { mode: 'followup', debounceMs: 0 },
+      failover: { maxWaitMs: 0 }, // fail at once instead of waiting out the cooldown
     });
     await failAt(h, 0);
     expect(await failAt(h, 10_000)).toMatchObject({

@@ -93,15 +93,23 @@ describe('the attempt loop (auth profiles and failover)', () => {
     await reading;
   });
 
-  it('fails with provider_rate_limit when every profile is cooling and there is no fallback', async () => {
+  it('fails with provider_rate_limit when every profile cools for longer than failover.maxWaitMs', async () => {
     const h = createHarness(
       [{ error: { status: 429, message: 'rate limit' } }, { error: { status: 429, message: 'rate limit' } }],
-      { authProfiles: twoKeys },
+      { authProfiles: twoKeys, failover: { maxWaitMs: 10_000 } },
     );
     expect(await runOnce(h)).toMatchObject({
       status: 'ended',
-      run: { status: 'failed', error: { code: 'provider_rate_limit' } },
+      run: {
+        status: 'failed',
+        error: {
+          code: 'provider_rate_limit',
+          message:
+            'rate limit; the soonest profile (p1) is back in 30000 ms, beyond failover.maxWaitMs (10000 ms)',
+        },
+      },
     });
+    expect(h.of('failover.waiting')).toEqual([]);
     expect(h.of('profile.cooldown').map((event) => event.profileId)).toEqual(['p1', 'p2']);
     await h.close();
   });
@@ -197,7 +205,13 @@ describe('auth profile state and secrets', () => {
     const first = createHarness(script, { authProfiles: twoKeys, ledger: shared });
     await runOnce(first);
     await first.close();
-    const second = createHarness([{ text: 'after restart' }], { authProfiles: twoKeys, ledger: shared });
+    // A restarted process makes fresh ids; counting from 1 again would collide with the first process's runs.
+    const restartIds = sequentialIds();
+    const second = createHarness([{ text: 'after restart' }], {
+      authProfiles: twoKeys,
+      ledger: shared,
+      ids: (prefix) => restartIds(`${prefix}_after`),
+    });
     await second.clock.advance(1_000);
     await runOnce(second);
     expect(second.model.requests.map((request) => request.profileId)).toEqual(['p2']);
