@@ -59,8 +59,10 @@ export interface PauseContext {
 export interface SessionContext {
   readonly sessionKey: string;
   readonly queue: readonly QueuedMessage[];
-  /** One-line summaries of messages the cap dropped, prepended to the next run's prompt. */
+  /** One-line summaries of messages the cap dropped (at most the cap's worth), prepended to the next prompt. */
   readonly dropped: readonly string[];
+  /** How many dropped messages have no line in `dropped` (absent in snapshots from before it existed). */
+  readonly droppedOmitted?: number;
   /** `[messageId, acceptedAt]` of recently accepted messages, for dedupe. */
   readonly seen: readonly (readonly [string, number])[];
   /** Arrival rank of the next accepted message. */
@@ -90,6 +92,8 @@ export type SessionEvent =
       remember: boolean;
       dropOldest: boolean;
       summary: string | null;
+      /** The most dropped-message summaries to keep (the message's cap). */
+      summaryLimit: number;
       at: number;
     }
   | {
@@ -99,6 +103,7 @@ export type SessionEvent =
       remember: boolean;
       queued: QueuedMessage | null;
       summary: string | null;
+      summaryLimit: number;
       dropOldest: boolean;
     }
   | { type: 'INTERRUPT'; item: QueuedMessage; at: number; waitMs: number; remember: boolean }
@@ -118,6 +123,7 @@ export function initialSessionContext(sessionKey: string): SessionContext {
     sessionKey,
     queue: [],
     dropped: [],
+    droppedOmitted: 0,
     seen: [],
     nextOrder: 1,
     lastEnqueuedAt: null,

@@ -6,6 +6,7 @@ import type { SteerMessage } from '../runner/steer-inbox.js';
 import { createRunActor, type RunActorInput, type RunStarter } from './run-actor.js';
 import {
   accept,
+  acceptQueued,
   drainAtFor,
   endRun,
   enqueue,
@@ -114,14 +115,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         event.type === 'PAUSE.SETTLED' ? settlePausedCall(context, event.turn, event.position) : context,
       ),
       queueWhilePaused: assign(({ context, event }) =>
-        event.type === 'ENQUEUE'
-          ? enqueue(
-              accept(context, event.item.messageId, event.at, event.remember),
-              event.item,
-              event.dropOldest,
-              event.summary,
-            )
-          : context,
+        event.type === 'ENQUEUE' ? acceptQueued(context, event) : context,
       ),
       // An interrupting message ends the paused run (its lane turn records the end) and runs first.
       interruptPaused: assign(({ context, event }) => {
@@ -165,12 +159,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             target: '.check',
             reenter: true,
             actions: assign(({ context, event }) => {
-              const next = enqueue(
-                accept(context, event.item.messageId, event.at, event.remember),
-                event.item,
-                event.dropOldest,
-                event.summary,
-              );
+              const next = acceptQueued(context, event);
               return { ...next, drainAt: drainAtFor(next, event.at) };
             }),
           },
@@ -223,14 +212,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             { guard: { type: 'phaseIs', params: 'settling' }, target: '.settling' },
           ],
           ENQUEUE: {
-            actions: assign(({ context, event }) =>
-              enqueue(
-                accept(context, event.item.messageId, event.at, event.remember),
-                event.item,
-                event.dropOldest,
-                event.summary,
-              ),
-            ),
+            actions: assign(({ context, event }) => acceptQueued(context, event)),
           },
           STEER: {
             actions: [
@@ -238,7 +220,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
                 const accepted = accept(context, event.message.messageId, event.at, event.remember);
                 return event.queued === null
                   ? accepted
-                  : enqueue(accepted, event.queued, event.dropOldest, event.summary);
+                  : enqueue(accepted, event.queued, event.dropOldest, event.summary, event.summaryLimit);
               }),
               sendTo('run', ({ event }) => event),
             ],

@@ -1,8 +1,9 @@
 import { buildCollectPrompt, buildDroppedNotice, takeCollectBatch } from '../policies/collect-prompt.js';
 import { rememberMessage } from '../policies/dedupe.js';
 import { drainDueAt } from '../policies/drain-timing.js';
+import { keepDropSummary } from '../policies/queue-cap.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
-import type { ActiveRun, QueuedMessage, SessionContext } from './session-context.js';
+import type { ActiveRun, QueuedMessage, SessionContext, SessionEvent } from './session-context.js';
 
 /**
  * Take a newly accepted message's arrival rank and, when it came with a platform id (`remember`), record the id
@@ -18,16 +19,35 @@ export function accept(
   return { ...context, seen, nextOrder: context.nextOrder + 1 };
 }
 
-/** Put a message at the back of the queue, dropping the oldest first when the cap says so. */
+/**
+ * Put a message at the back of the queue, dropping the oldest first when the cap says so; the dropped message's
+ * summary is kept, at most `summaryLimit` of them (the rest are counted).
+ */
 export function enqueue(
   context: SessionContext,
   item: QueuedMessage,
   dropOldest: boolean,
   summary: string | null,
+  summaryLimit: number,
 ): SessionContext {
   const queue = dropOldest ? context.queue.slice(1) : context.queue;
-  const dropped = summary === null ? context.dropped : [...context.dropped, summary];
-  return { ...context, queue: [...queue, item], dropped, lastEnqueuedAt: item.enqueuedAt };
+  const next = { ...context, queue: [...queue, item], lastEnqueuedAt: item.enqueuedAt };
+  if (summary === null) return next;
+  const kept = keepDropSummary(
+    { kept: context.dropped, omitted: context.droppedOmitted ?? 0 },
+    summary,
+    summaryLimit,
+  );
+  return { ...next, dropped: kept.kept, droppedOmitted: kept.omitted };
+}
+
+/** Accept a message an ENQUEUE event brings and put it at the back of the queue. */
+export function acceptQueued(
+  context: SessionContext,
+  event: Extract<SessionEvent, { type: 'ENQUEUE' }>,
+): SessionContext {
+  const accepted = accept(context, event.item.messageId, event.at, event.remember);
+  return enqueue(accepted, event.item, event.dropOldest, event.summary, event.summaryLimit);
 }
 
 /** When the queue drains: at once for an interrupting message in time, else debounce capped by maxWait. */
@@ -45,11 +65,11 @@ export function drainAtFor(context: SessionContext, now: number): number | null 
   });
 }
 
-function promptFor(items: readonly QueuedMessage[], dropped: readonly string[]): string {
+function promptFor(items: readonly QueuedMessage[], dropped: readonly string[], omitted: number): string {
   const first = items[0] as QueuedMessage;
-  if (items.length > 1) return buildCollectPrompt(items, dropped.length > 0 ? { dropped } : {});
-  if (dropped.length === 0) return first.text;
-  return `${buildDroppedNotice(dropped)}\n\n${first.text}`;
+  if (items.length > 1) return buildCollectPrompt(items, { dropped, droppedOmitted: omitted });
+  const notice = buildDroppedNotice(dropped, omitted);
+  return notice === '' ? first.text : `${notice}\n\n${first.text}`;
 }
 
 /**
@@ -80,14 +100,14 @@ export function startRun(
 ): SessionContext {
   const run: ActiveRun = {
     runId,
-    prompt: promptFor(items, context.dropped),
+    prompt: promptFor(items, context.dropped, context.droppedOmitted ?? 0),
     messageIds: items.map((item) => item.messageId),
     consumedAs: items.length > 1 ? 'collected' : 'consumed',
     startedAt: now,
     items,
     ...(context.preferredProfile === null ? {} : { preferredProfile: context.preferredProfile }),
   };
-  return { ...context, run, dropped: [], drainAt: null, interruptUntil: null };
+  return { ...context, run, dropped: [], droppedOmitted: 0, drainAt: null, interruptUntil: null };
 }
 
 /**

@@ -1,10 +1,11 @@
 import { createActor, type Snapshot } from 'xstate';
 import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../core/errors.js';
 import type { Ledger, SessionRecord, SessionState } from '../ledger/ledger.js';
+import { restoreFailure } from './restore-failure.js';
 import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
-import type { RunResult } from './run-summary.js';
+import type { RunResult, RunSummary } from './run-summary.js';
 import type { PauseContext, SessionContext } from './session-context.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';
 
@@ -20,8 +21,15 @@ export interface LiveSession {
   lastSeq: number;
   /** Callers of `waitForEnd` waiting for the active run to end or pause. */
   waiters: Set<(result: RunResult) => void> | undefined;
+  /**
+   * The last run that ended while nobody waited for it: the next `waitForEnd()` answers it instead of `idle`, so a
+   * run that failed before its sender asked is never reported as nothing.
+   */
+  unobservedEnd: RunSummary | undefined;
   /** The session's own tool-policy layer, as stored (the runtime validates it). */
   toolPolicy: unknown;
+  /** Settles once every admission in progress (writing its inbox record, not yet applied) is done. */
+  admitting: Promise<void> | undefined;
 }
 
 /** Keeps the live sessions; hydrates from and hibernates to the ledger. */
@@ -78,7 +86,7 @@ function restorable(
       'ledger_corrupt',
       `sessions row "${key}": the snapshot is not a session snapshot`,
       {
-        details: { table: 'sessions', row: key },
+        details: { table: 'sessions', row: `"${key}"`, sessionKey: key },
       },
     );
   }
@@ -149,6 +157,8 @@ export function createSessionRegistry(options: {
   clock: Clock;
   /** Drain timing for queued messages the snapshot did not know. */
   defaults: ReconcileDefaults;
+  /** Told about a session that cannot be hydrated because a row of it is corrupt (before its caller is). */
+  onCorrupt?: (error: RuntimeError) => void;
 }): SessionRegistry {
   const { machine, ledger, clock, defaults } = options;
   const sessions = new Map<string, LiveSession>();
@@ -168,6 +178,8 @@ export function createSessionRegistry(options: {
       epoch: (record?.epoch ?? 0) + 1,
       lastSeq: Math.max(record?.lastSeq ?? 0, state.lastSeq),
       waiters: undefined,
+      unobservedEnd: undefined,
+      admitting: undefined,
       toolPolicy: record?.toolPolicy,
     };
     sessions.set(key, session);
@@ -178,8 +190,43 @@ export function createSessionRegistry(options: {
   }
 
   async function load(key: string): Promise<LiveSession> {
-    const state = await ledger.loadSession(key);
-    return sessions.get(key) ?? start(key, state);
+    try {
+      const state = await withWaitingRun(key, await ledger.loadSession(key));
+      return sessions.get(key) ?? startOrRefuse(key, state);
+    } catch (error) {
+      if (isRuntimeError(error, 'ledger_corrupt')) options.onCorrupt?.(error);
+      throw error;
+    }
+  }
+
+  /** Start the session's actor; a record it cannot restore from fails only this session (`restoreFailure`). */
+  function startOrRefuse(key: string, state: SessionState): LiveSession {
+    try {
+      return start(key, state);
+    } catch (error) {
+      sessions.get(key)?.actor.stop();
+      sessions.delete(key);
+      throw restoreFailure(key, error);
+    }
+  }
+
+  /**
+   * The session's state with the paused run the actor must hold. The ledger names the latest paused run; when
+   * that is a plan (it waits through approvePlan, not through the actor), an older paused agent run still
+   * waiting for calls is the one restored, so its approval is never hidden behind the plan.
+   */
+  async function withWaitingRun(key: string, state: SessionState): Promise<SessionState> {
+    if (state.paused === undefined || state.paused.calls.some((call) => call.kind !== 'ran')) return state;
+    const paused = (await ledger.listPausedRuns()).filter(
+      (run) => run.sessionKey === key && run.runId !== state.paused?.run.runId,
+    );
+    for (const run of paused.reverse()) {
+      const calls = await ledger.listToolCalls(run.runId);
+      const turn = calls.at(-1)?.turn;
+      const batch = calls.filter((call) => call.turn === turn);
+      if (batch.some((call) => call.kind !== 'ran')) return { ...state, paused: { run, calls: batch } };
+    }
+    return state;
   }
 
   function recordOf(session: LiveSession): SessionRecord {
@@ -212,6 +259,8 @@ export function createSessionRegistry(options: {
       const session = sessions.get(key);
       if (session === undefined || !session.actor.getSnapshot().matches({ idle: 'empty' })) return false;
       if (session.waiters !== undefined && session.waiters.size > 0) return false;
+      // A message being written is not applied yet: the session only looks idle.
+      if (session.admitting !== undefined) return false;
       // Write first, then forget: a later hydrate reads what this wrote (the ledger orders reads after writes).
       const written = ledger.putSession(recordOf(session));
       sessions.delete(key);
@@ -220,6 +269,12 @@ export function createSessionRegistry(options: {
       return true;
     },
     async stopAll() {
+      // Admissions writing their record apply before the snapshot is taken.
+      await Promise.all(
+        [...sessions.values()].flatMap((session) =>
+          session.admitting === undefined ? [] : [session.admitting],
+        ),
+      );
       const all = [...sessions.values()];
       const writes = all.map((session) => ledger.putSession(recordOf(session)));
       for (const session of all) {

@@ -11,13 +11,23 @@ export interface MessageOrigin {
 export interface CollectPromptOptions {
   /** One-line summaries of messages the cap dropped, to be announced first. @default [] */
   readonly dropped?: readonly string[] | undefined;
+  /** How many more messages were dropped than `dropped` lists (their summaries were not kept). @default 0 */
+  readonly droppedOmitted?: number | undefined;
 }
 
-/** The "Dropped N message(s) due to cap:" block listing each summary; empty when nothing was dropped. */
-export function buildDroppedNotice(dropped: readonly string[]): string {
-  if (dropped.length === 0) return '';
+/**
+ * The "Dropped N message(s) due to cap:" block listing each kept summary (and how many earlier ones are not
+ * listed); empty when nothing was dropped.
+ */
+export function buildDroppedNotice(dropped: readonly string[], omitted = 0): string {
+  if (dropped.length === 0 && omitted <= 0) return '';
   const lines = dropped.map((summary) => `- ${summary}`);
-  return [`Dropped ${dropped.length} message(s) due to cap:`, ...lines].join('\n');
+  const unlisted = omitted > 0 ? [`- (${omitted} earlier message(s) not listed)`] : [];
+  return [
+    `Dropped ${dropped.length + Math.max(0, omitted)} message(s) due to cap:`,
+    ...unlisted,
+    ...lines,
+  ].join('\n');
 }
 
 /** The prompt of a collect run: optional dropped notice, a header, then each message as `Queued #n`. */
@@ -27,7 +37,7 @@ export function buildCollectPrompt(
 ): string {
   const sections = items.map((item, index) => `---\nQueued #${index + 1}\n${item.text}`);
   const body = [collectHeader, ...sections].join('\n\n');
-  const notice = buildDroppedNotice(options.dropped ?? []);
+  const notice = buildDroppedNotice(options.dropped ?? [], options.droppedOmitted ?? 0);
   return notice === '' ? body : `${notice}\n\n${body}`;
 }
 

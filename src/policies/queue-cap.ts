@@ -17,3 +17,20 @@ export function decideCap(queueLength: number, settings: Pick<QueueSettings, 'ca
       return { accept: true, drop: 1, summarize: true };
   }
 }
+
+/** The one-line summaries of dropped messages a session keeps: the newest `limit`, and a count of the rest. */
+export interface DropSummaries {
+  readonly kept: readonly string[];
+  readonly omitted: number;
+}
+
+/**
+ * Add a dropped message's summary, keeping at most `limit` lines (the newest) and counting the older ones, so
+ * a flood of messages while a run hangs costs `limit` lines of prompt and memory, not one per message.
+ */
+export function keepDropSummary(summaries: DropSummaries, summary: string, limit: number): DropSummaries {
+  const all = [...summaries.kept, summary];
+  const keep = Math.max(0, Math.floor(limit));
+  const excess = Math.max(0, all.length - keep);
+  return { kept: all.slice(excess), omitted: summaries.omitted + excess };
+}

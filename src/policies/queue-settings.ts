@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { maxDurationMs } from '../core/clock.js';
 
 /** Every queue mode a message can ask for; `queue` is an alias of `followup`. */
 export const queueModes = [
@@ -41,13 +42,16 @@ export const defaultQueueSettings: QueueSettings = {
   drop: 'summarize',
 };
 
+/** The largest queue cap: a queue and its dropped-message summaries are held in memory and in the snapshot. */
+export const maxQueueCap = 10_000;
+
 /** A partial override of the queue settings, as given per message, session, channel or runtime. */
 export const queueSettingsSchema = z
   .object({
     mode: z.enum(queueModes),
-    debounceMs: z.number().int().min(0),
-    maxWaitMs: z.number().int().min(0),
-    cap: z.number().int().min(1),
+    debounceMs: z.number().int().min(0).max(maxDurationMs),
+    maxWaitMs: z.number().int().min(0).max(maxDurationMs),
+    cap: z.number().int().min(1).max(maxQueueCap),
     drop: z.enum(dropPolicies),
   })
   .partial()

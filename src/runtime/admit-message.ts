@@ -1,20 +1,15 @@
 import type { QueuedMessage } from '../actors/session-context.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import type { Clock } from '../core/clock.js';
+import { RuntimeError } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { InboxRecord, Ledger } from '../ledger/ledger.js';
 import { summarizeMessage } from '../policies/collect-prompt.js';
-import { isDuplicate } from '../policies/dedupe.js';
-import { decideAdmission, type Admission } from '../policies/queue-admission.js';
-import {
-  channelOf,
-  resolveQueueSettings,
-  type QueueSettings,
-  type QueueSettingsInput,
-} from '../policies/queue-settings.js';
+import type { Admission } from '../policies/queue-admission.js';
+import type { QueueSettings, QueueSettingsInput } from '../policies/queue-settings.js';
+import { decide, decideAgain, queuedItem, type Decided } from './admission-decision.js';
 import type { InboundMessage } from './inbound-message.js';
-import { activityOf } from './session-activity.js';
 
 /** What `send()` resolves with. Refusals are answers, not exceptions. */
 export interface SendResult {
@@ -36,45 +31,31 @@ export interface AdmissionDeps {
   readonly emit: (session: LiveSession, event: EventInput) => void;
   readonly queueDefaults: QueueSettingsInput & { readonly byChannel: Record<string, QueueSettingsInput> };
   readonly interruptWaitMs: number;
+  /** Where a failed background write (a cap drop's status) is reported. */
+  readonly onError?: (error: unknown) => void;
 }
 
-function queuedItem(
-  message: InboundMessage,
-  messageId: string,
-  settings: QueueSettings,
-  now: number,
-): QueuedMessage {
-  const mode =
-    settings.mode === 'collect' ? 'collect' : settings.mode === 'interrupt' ? 'interrupt' : 'followup';
-  return {
-    messageId,
-    text: message.text,
-    mode,
-    enqueuedAt: now,
-    debounceMs: settings.debounceMs,
-    maxWaitMs: settings.maxWaitMs,
-    ...(message.sender === undefined ? {} : { senderId: message.sender.id }),
-    ...(message.channel === undefined ? {} : { channel: message.channel }),
-    ...(message.thread === undefined ? {} : { thread: message.thread }),
-  };
+/** The oldest queued message, when the admission drops it for the cap (and its summary, when summarized). */
+function droppedBy(admission: Admission, queue: readonly QueuedMessage[]) {
+  const dropsOldest = 'dropOldest' in admission && admission.dropOldest;
+  const dropping = dropsOldest ? queue[0] : undefined;
+  const summarize = dropping !== undefined && 'summarize' in admission && admission.summarize;
+  return { dropping, summary: summarize ? summarizeMessage(dropping.text) : null };
 }
 
-/** Apply the decision to the actor (synchronously) and say what became of the message. */
+/** Apply the decision to the actor (synchronously) and say what the cap dropped. */
 function apply(
   session: LiveSession,
   admission: Admission,
   item: QueuedMessage,
+  settings: QueueSettings,
   deps: AdmissionDeps,
   now: number,
   remember: boolean,
 ) {
   const { actor } = session;
-  const oldest = actor.getSnapshot().context.queue[0];
-  const dropping = 'dropOldest' in admission && admission.dropOldest ? oldest : undefined;
-  const summary =
-    dropping !== undefined && 'summarize' in admission && admission.summarize
-      ? summarizeMessage(dropping.text)
-      : null;
+  const { dropping, summary } = droppedBy(admission, actor.getSnapshot().context.queue);
+  const cap = { dropOldest: dropping !== undefined, summary, summaryLimit: settings.cap };
   switch (admission.kind) {
     case 'start':
       actor.send({ type: 'START', runId: deps.ids('run'), item, at: now, remember });
@@ -86,12 +67,11 @@ function apply(
         at: now,
         remember,
         queued: admission.alsoQueue ? { ...item, mode: 'followup' } : null,
-        dropOldest: dropping !== undefined,
-        summary,
+        ...cap,
       });
       break;
     case 'enqueue':
-      actor.send({ type: 'ENQUEUE', item, dropOldest: dropping !== undefined, summary, at: now, remember });
+      actor.send({ type: 'ENQUEUE', item, at: now, remember, ...cap });
       break;
     case 'interrupt':
       actor.send({ type: 'INTERRUPT', item, at: now, waitMs: deps.interruptWaitMs, remember });
@@ -119,100 +99,145 @@ function dispositionOf(
   }
 }
 
-/**
- * Admit one message into a live session: dedupe, resolve its settings, decide by queue mode, apply to the
- * actor, emit its events and write its inbox record. The decision is taken and applied synchronously, so
- * calls admit in call order; the returned promise resolves once the record is durable.
- */
-export async function admitMessage(
+/** Write the inbox record; a failure changes nothing and rejects with `ledger_unavailable`. */
+async function writeRecord(deps: AdmissionDeps, record: InboxRecord): Promise<void> {
+  try {
+    await deps.ledger.appendMessage(record);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RuntimeError(
+      'ledger_unavailable',
+      `send: message "${record.messageId}" could not be stored, nothing was accepted: ${reason}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Emit what became of an admitted message (and of a message the cap dropped for it). */
+function announce(
   deps: AdmissionDeps,
   session: LiveSession,
   message: InboundMessage,
-  options: QueueSettingsInput,
-): Promise<SendResult> {
-  const now = deps.clock.now();
-  const messageId = message.id ?? deps.ids('msg');
-  const before = session.actor.getSnapshot();
-  if (message.id !== undefined && isDuplicate(before.context.seen, messageId, now)) {
-    deps.emit(session, { type: 'message.duplicate', messageId });
-    return { messageId, disposition: 'duplicate' };
-  }
-  const channel = channelOf(session.key, message.channel);
-  const settings = resolveQueueSettings({
-    message: options,
-    session: session.override,
-    channel: channel === undefined ? undefined : deps.queueDefaults.byChannel[channel],
-    runtime: deps.queueDefaults,
-  });
-  const admission = decideAdmission(activityOf(before), before.context.queue.length, settings);
-  if (admission.kind === 'reject') {
-    deps.emit(session, { type: 'message.rejected', messageId, code: admission.code });
-    return { messageId, disposition: 'rejected', code: admission.code };
-  }
-  const order = before.context.nextOrder;
-  const item = queuedItem(message, messageId, settings, now);
-  const { dropping, summary } = apply(session, admission, item, deps, now, message.id !== undefined);
-  const after = session.actor.getSnapshot().context;
-  const runId = after.run?.messageIds.includes(messageId) === true ? after.run.runId : undefined;
-  const index = after.queue.findIndex((queued) => queued.messageId === messageId);
-  const position = index < 0 ? undefined : index + 1;
-  const disposition = dispositionOf(admission, runId !== undefined);
-  const record: InboxRecord = {
-    sessionKey: session.key,
-    messageId,
-    order,
-    text: message.text,
-    mode: settings.mode,
-    status: admission.kind === 'steer' && !admission.alsoQueue ? 'steered' : 'pending',
-    acceptedAt: now,
-    ...(message.sender === undefined ? {} : { senderId: message.sender.id }),
-    ...(channel === undefined ? {} : { channel }),
-    ...(message.thread === undefined ? {} : { thread: message.thread }),
-  };
-  const writes = [deps.ledger.appendMessage(record)];
+  decided: Decided,
+  outcome: { disposition: SendResult['disposition']; position: number | undefined; steeredInto?: string },
+): void {
+  const { messageId, settings, channel } = decided;
   deps.emit(session, {
     type: 'message.received',
     messageId,
     text: message.text,
     mode: settings.mode,
-    disposition,
+    disposition: outcome.disposition,
     ...(message.sender === undefined ? {} : { senderId: message.sender.id }),
     ...(channel === undefined ? {} : { channel }),
   });
-  if (dropping !== undefined) {
-    const reason = summary === null ? 'cap_old' : 'cap_summarize';
-    writes.push(
-      deps.ledger.updateMessages(session.key, [dropping.messageId], {
-        status: 'dropped',
-        ...(summary === null ? {} : { summary }),
-      }),
-    );
-    deps.emit(session, {
-      type: 'message.dropped',
-      messageId: dropping.messageId,
-      reason,
-      ...(summary === null ? {} : { summary }),
-    });
-  }
-  if (admission.kind === 'steer')
+  if (outcome.disposition === 'steered')
     deps.emit(session, {
       type: 'message.steered',
       messageId,
-      ...(after.run ? { runId: after.run.runId } : {}),
+      ...(outcome.steeredInto === undefined ? {} : { runId: outcome.steeredInto }),
     });
-  if (position !== undefined) {
+  if (outcome.position !== undefined) {
     deps.emit(session, {
-      type: disposition === 'collected' ? 'message.collected' : 'message.queued',
+      type: outcome.disposition === 'collected' ? 'message.collected' : 'message.queued',
       messageId,
-      position,
+      position: outcome.position,
     });
   }
-  await Promise.all(writes);
-  const steeredRun = admission.kind === 'steer' ? after.run?.runId : runId;
+}
+
+/** Record and announce the message the cap dropped; a failed write is reported, the admission stands. */
+function recordDrop(
+  deps: AdmissionDeps,
+  session: LiveSession,
+  dropping: QueuedMessage,
+  summary: string | null,
+): Promise<void> {
+  const reason = summary === null ? 'cap_old' : 'cap_summarize';
+  deps.emit(session, {
+    type: 'message.dropped',
+    messageId: dropping.messageId,
+    reason,
+    ...(summary === null ? {} : { summary }),
+  });
+  const update = { status: 'dropped' as const, ...(summary === null ? {} : { summary }) };
+  return deps.ledger.updateMessages(session.key, [dropping.messageId], update).catch((error: unknown) => {
+    // The newcomer is durable and applied: refusing it now would answer its retry `duplicate`.
+    deps.onError?.(error);
+  });
+}
+
+/**
+ * Admit one message once its inbox record is durable: decide, write, then apply the decision (taken again on
+ * the session as it is then) to the actor and emit its events. A failed write changes nothing. Admissions of one
+ * session run one after another in call order, so they keep arrival order and see each other (dedupe).
+ */
+async function admitNow(
+  deps: AdmissionDeps,
+  session: LiveSession,
+  message: InboundMessage,
+  options: QueueSettingsInput,
+): Promise<SendResult> {
+  const decided = decide(deps, session, message, options);
+  if (!('record' in decided)) return decided;
+  const { messageId, settings, now, record } = decided;
+  await writeRecord(deps, record);
+  const admission = decideAgain(session, settings, record.status === 'steered' ? 'steered' : 'pending');
+  const item = queuedItem(message, messageId, settings, now);
+  const { dropping, summary } = apply(
+    session,
+    admission,
+    item,
+    settings,
+    deps,
+    now,
+    message.id !== undefined,
+  );
+  const after = session.actor.getSnapshot().context;
+  const runId = after.run?.messageIds.includes(messageId) === true ? after.run.runId : undefined;
+  const index = after.queue.findIndex((queued) => queued.messageId === messageId);
+  const position = index < 0 ? undefined : index + 1;
+  const disposition = dispositionOf(admission, runId !== undefined);
+  const steeredInto = admission.kind === 'steer' ? after.run?.runId : undefined;
+  announce(deps, session, message, decided, {
+    disposition,
+    position,
+    ...(steeredInto === undefined ? {} : { steeredInto }),
+  });
+  if (dropping !== undefined) await recordDrop(deps, session, dropping, summary);
+  const resultRun = admission.kind === 'steer' ? steeredInto : runId;
   return {
     messageId,
     disposition,
-    ...(steeredRun === undefined ? {} : { runId: steeredRun }),
+    ...(resultRun === undefined ? {} : { runId: resultRun }),
     ...(position === undefined ? {} : { position }),
   };
+}
+
+/**
+ * Admit one message into a live session: dedupe, resolve its settings, decide by queue mode, make its inbox
+ * record durable, then apply the decision to the actor and emit its events. All or nothing: when the record
+ * cannot be written, `send()` rejects with `ledger_unavailable` and nothing changed (no run, no event, no dedupe
+ * entry). Calls of one session admit in call order.
+ */
+export function admitMessage(
+  deps: AdmissionDeps,
+  session: LiveSession,
+  message: InboundMessage,
+  options: QueueSettingsInput,
+): Promise<SendResult> {
+  const previous = session.admitting;
+  const admitted =
+    previous === undefined
+      ? admitNow(deps, session, message, options)
+      : previous.then(() => admitNow(deps, session, message, options));
+  const settled = admitted.then(
+    () => undefined,
+    () => undefined,
+  );
+  session.admitting = settled;
+  void settled.then(() => {
+    if (session.admitting === settled) session.admitting = undefined;
+  });
+  return admitted;
 }

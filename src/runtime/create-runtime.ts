@@ -1,7 +1,8 @@
-import type { RunPaused, RunResult, RunSummary } from '../actors/run-summary.js';
+import { isRunPaused, type RunPaused, type RunResult, type RunSummary } from '../actors/run-summary.js';
 import { createIdleSweeper } from '../actors/idle-sweeper.js';
 import { createSessionMachine } from '../actors/session-machine.js';
 import { createSessionRegistry, type LiveSession } from '../actors/session-registry.js';
+import { maxDurationMs } from '../core/clock.js';
 import { createDeferred } from '../core/deferred.js';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
@@ -19,6 +20,7 @@ import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseSessionKey } from './inbound-message.js';
 import { openRuntimeLedger } from './open-ledger.js';
 import { recoverAtStart } from './recover.js';
+import { createCorruptRowReporter } from './corrupt-rows.js';
 import { createRunExecutor } from './run-executor.js';
 import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './runtime-options.js';
 import type { RuntimeInternals } from './runtime-internals.js';
@@ -28,6 +30,7 @@ import { createSessionHandle, type Session } from './session-handle.js';
 import { waitForRun } from './wait-for-run.js';
 import { createSessionTools } from './session-tools.js';
 import { settleActivePlans } from './plan-run.js';
+import { settleActiveUndos } from './undo-run.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {
@@ -73,6 +76,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       console.error('agentlanes: background failure:', error instanceof Error ? error.message : error);
     });
   const bus = createEventBus({ ledger, clock, onError });
+  // A corrupt row is reported once, to onError and as a ledger.corrupt event on its session.
+  const report = createCorruptRowReporter({ ledger, bus, live: (key) => registry.live(key), onError });
+  const stopCorruptReports = ledger.onCorruptRow?.(report);
   const closedSignal = createDeferred<void>();
   let closing: Promise<void> | undefined;
   const sessionLane = createSessionLane();
@@ -96,7 +102,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       onError(new Error(`event ${event.type} for session "${sessionKey}", which is not live`));
       return;
     }
-    bus.emit(live, event);
+    // A run's own events: those announcing its pause or end wait until the machine adopted it.
+    bus.emit(live, event, { untilAdopted: true });
   };
   const startRun = createRunExecutor({
     ledger,
@@ -110,6 +117,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     prices: (provider, model) => config.prices[`${provider}/${model}`],
     random: config.random,
     maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
+    maxWaitMs: config.failover.maxWaitMs,
     compactor: config.compactor,
     system: config.systemPrompt,
     toolsFor,
@@ -128,12 +136,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     onRunPaused: (sessionKey: string, paused: RunPaused) => notifyWaiters(sessionKey, paused),
     pauseTimeoutMs: limits.pauseTimeoutMs,
   });
+  /**
+   * The machine adopted a run's pause or end: the events announcing it go out now, and the waiters of this
+   * moment are answered a macrotask later, so a subscriber has seen those events when waitForEnd() answers.
+   */
   function notifyWaiters(sessionKey: string, result: RunResult): void {
+    bus.adopted(sessionKey);
     const live = registry.live(sessionKey);
-    const waiters = live?.waiters;
-    if (live === undefined || waiters === undefined) return;
+    if (live === undefined) return;
+    const waiters = live.waiters;
     live.waiters = undefined;
-    for (const waiter of waiters) waiter(result);
+    live.unobservedEnd = isRunPaused(result) || waiters !== undefined ? undefined : result;
+    if (waiters === undefined) return;
+    setImmediate(() => {
+      for (const waiter of waiters) waiter(result);
+    });
   }
   const runtimeDefaults = resolveQueueSettings({ runtime: config.queue });
   const registry = createSessionRegistry({
@@ -145,8 +162,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       maxWaitMs: runtimeDefaults.maxWaitMs,
       pauseTimeoutMs: limits.pauseTimeoutMs,
     },
+    onCorrupt: report,
   });
-  const ready = profiles.load().then(() => recoverAtStart({ ledger, clock, bus, registry, onError }));
+  const ready = profiles.load().then(() => recoverAtStart({ ledger, clock, bus, registry, onError: report }));
   const stopRetention = startRetention(onError);
   const sweeper = createIdleSweeper({
     clock,
@@ -170,6 +188,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       emit: (session, event) => bus.emit(session, event),
       queueDefaults: config.queue,
       interruptWaitMs: limits.interruptWaitMs,
+      onError,
     },
     closed: closedSignal.promise,
     isClosed: () => closing !== undefined,
@@ -203,24 +222,30 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }),
     );
     await settleActivePlans(internals, timeoutMs);
+    await settleActiveUndos(internals, timeoutMs);
     sweeper.stop();
     stopRetention();
     await registry.stopAll();
     await globalLane.close();
     closedSignal.resolve();
     await bus.flushed();
+    stopCorruptReports?.();
     if (owned) await ledger.close();
   }
 
   return {
     session: (key) => createSessionHandle(internals, parseSessionKey(key)),
-    events: (eventOptions = {}) => streamEvents({ ledger, bus, closed: closedSignal.promise }, eventOptions),
+    events: (eventOptions = {}) =>
+      streamEvents({ ledger, bus, clock, closed: closedSignal.promise, onError }, eventOptions),
     stats: () => ({ liveSessions: registry.size, lanes: globalLane.stats() }),
     close(closeOptions) {
       const timeoutMs = closeOptions?.timeoutMs ?? 30_000;
-      if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+      if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= maxDurationMs)) {
         return Promise.reject(
-          new RuntimeError('invalid_input', 'close: timeoutMs must be a finite number of milliseconds >= 0'),
+          new RuntimeError(
+            'invalid_input',
+            `close: timeoutMs must be milliseconds from 0 to ${maxDurationMs}`,
+          ),
         );
       }
       // A failed recovery still lets close() release the ledger.

@@ -2,20 +2,29 @@ import { z } from 'zod';
 import { RuntimeError } from '../core/errors.js';
 import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
 
+/** True when `text` holds no lone UTF-16 surrogate (it would be stored as a replacement character: lossy). */
+export function isWellFormed(text: string): boolean {
+  return !/\p{Cs}/u.test(text);
+}
+
+/** A string without lone surrogates, so what is stored is what was sent. */
+const wellFormed = () =>
+  z.string().refine(isWellFormed, 'contains a lone UTF-16 surrogate (not valid Unicode text)');
+
 /** An inbound chat message as a bot hands it over. */
 export const inboundMessageSchema = z
   .object({
     /** The platform's message id; redelivery of an id within 5 minutes is answered `duplicate`. */
-    id: z.string().min(1).max(256).optional(),
-    text: z.string().min(1).max(200_000),
+    id: wellFormed().min(1).max(256).optional(),
+    text: wellFormed().min(1).max(200_000),
     sender: z
-      .object({ id: z.string().min(1).max(256), name: z.string().max(256).optional() })
+      .object({ id: wellFormed().min(1).max(256), name: wellFormed().max(256).optional() })
       .strict()
       .optional(),
     /** The channel (platform) it came from; defaults to the part of the session key before ':'. */
-    channel: z.string().min(1).max(128).optional(),
+    channel: wellFormed().min(1).max(128).optional(),
     /** A thread within the chat; messages of different threads are never merged into one run. */
-    thread: z.string().min(1).max(256).optional(),
+    thread: wellFormed().min(1).max(256).optional(),
   })
   .strict();
 
@@ -24,7 +33,7 @@ export type InboundMessageInput = string | z.input<typeof inboundMessageSchema>;
 /** A validated inbound message. */
 export type InboundMessage = z.output<typeof inboundMessageSchema>;
 
-const sessionKeySchema = z.string().min(1).max(512);
+const sessionKeySchema = wellFormed().min(1).max(512);
 
 function invalid(what: string, error: z.ZodError): RuntimeError {
   return new RuntimeError('invalid_input', `${what}: ${z.prettifyError(error)}`, { cause: error });
@@ -44,9 +53,9 @@ export function parseInboundMessage(input: unknown): InboundMessage {
   return parsed.data;
 }
 
-/** Validate per-message queue settings. */
+/** Validate queue settings (per message, or a session's `configure`); omitted is none, `null` is refused. */
 export function parseQueueSettings(what: string, input: unknown): QueueSettingsInput {
-  const parsed = queueSettingsSchema.safeParse(input ?? {});
+  const parsed = queueSettingsSchema.safeParse(input === undefined ? {} : input);
   if (!parsed.success) throw invalid(what, parsed.error);
   return parsed.data;
 }

@@ -14,6 +14,20 @@ import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 const usage = { inputTokens: 0, outputTokens: 0 };
 
 /**
+ * One session never has two open runs: a paused run holds the session until it is decided, supplied or
+ * aborted, so a plan started meanwhile is refused (`rejected_busy`) rather than queued behind a pause that
+ * may last a day.
+ */
+function assertNoPausedRun(session: LiveSession, what: string): void {
+  const { run, pause } = session.actor.getSnapshot().context;
+  if (run === null || pause === null) return;
+  throw new RuntimeError(
+    'rejected_busy',
+    `${what}: run "${run.runId}" of this session is paused (${pause.state}); decide, supply or abort it first`,
+  );
+}
+
+/**
  * `session.executePlan`: validate the plan (a cycle or a dangling dependency is refused before anything runs),
  * then run it as a run of the session, in its session lane. `preview` only resolves and validates.
  */
@@ -32,6 +46,7 @@ export async function executePlan(
   return internals.sessionLane.run(sessionKey, async () => {
     // Waited in the lane while the runtime began closing: nothing was recorded, nothing runs.
     assertOpen(internals);
+    assertNoPausedRun(session, 'executePlan');
     const startedAt = clock.now();
     const record: PlanRecord = {
       runId,

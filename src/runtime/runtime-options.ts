@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { systemClock, type Clock } from '../core/clock.js';
+import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -8,6 +8,7 @@ import { profileKinds } from '../policies/order-profiles.js';
 import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
 import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
+import { assertNoPrototypeKeys, isToolLike } from './option-keys.js';
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 const hasMethods =
@@ -17,7 +18,9 @@ const hasMethods =
     value !== null &&
     names.every((name) => isFunction((value as Record<string, unknown>)[name]));
 
-const rateSchema = z.object({ limit: z.int().min(1), intervalMs: z.int().min(1) }).strict();
+/** Every duration option: whole milliseconds up to a year (longer would overflow nothing, but means a typo). */
+const durationMs = () => z.int().min(0).max(maxDurationMs);
+const rateSchema = z.object({ limit: z.int().min(1), intervalMs: durationMs().min(1) }).strict();
 const modelRefSchema = z.object({ provider: z.string().min(1), model: z.string().min(1) }).strict();
 
 /** The options of `createRuntime`, validated once at construction. */
@@ -40,7 +43,7 @@ export const runtimeOptionsSchema = z
             path: z.string().min(1).default('./agentlanes.db'),
             synchronous: z.enum(['full', 'normal']).default('full'),
             retention: z
-              .object({ eventsMaxAgeMs: z.int().min(1) })
+              .object({ eventsMaxAgeMs: durationMs().min(1) })
               .strict()
               .optional(),
           })
@@ -67,7 +70,7 @@ export const runtimeOptionsSchema = z
             z.object({ concurrency: z.int().min(1).optional(), rate: rateSchema.optional() }).strict(),
           )
           .optional(),
-        warnAfterMs: z.number().min(0).default(2000),
+        warnAfterMs: z.number().min(0).max(maxDurationMs).default(2000),
       })
       .strict()
       .prefault({}),
@@ -75,27 +78,27 @@ export const runtimeOptionsSchema = z
       .extend({ byChannel: z.record(z.string(), queueSettingsSchema).default({}) })
       .strict()
       .prefault({}),
-    tools: z.array(z.custom<Tool>(hasMethods(), 'expected a tool from defineTool')).default([]),
+    tools: z.array(z.custom<Tool>(isToolLike, 'expected a tool from defineTool')).default([]),
     limits: z
       .object({
         maxToolTurns: z.int().min(1).default(25),
-        runTimeoutMs: z.int().min(1).default(600_000),
+        runTimeoutMs: durationMs().min(1).default(600_000),
         parallelToolCalls: z.int().min(1).default(4),
         toolCorrectionBudget: z.int().min(0).default(3),
         /** How long an interrupting message waits for the old run to end before it queues normally. */
-        interruptWaitMs: z.int().min(0).default(15_000),
+        interruptWaitMs: durationMs().default(15_000),
         /** Earlier turns of the session sent with each run. */
         historyTurns: z.int().min(0).default(50),
         /**
          * How long a paused run waits for decisions and results; then it continues, and what is still missing
          * goes back to the model as an error result. @default 86_400_000 (24 h)
          */
-        pauseTimeoutMs: z.int().min(1).default(86_400_000),
+        pauseTimeoutMs: durationMs().min(1).default(86_400_000),
       })
       .strict()
       .prefault({}),
     sessions: z
-      .object({ hibernateAfterMs: z.int().min(1).default(300_000) })
+      .object({ hibernateAfterMs: durationMs().min(1).default(300_000) })
       .strict()
       .prefault({}),
     blocks: z
@@ -150,6 +153,11 @@ export const runtimeOptionsSchema = z
         perModelCooldown: z.boolean().default(false),
         /** Attempts per model call. @default clamp(24 + 8 × profiles, 32, 160) */
         maxAttempts: z.int().min(1).optional(),
+        /**
+         * When every profile of every model is cooling, how long a run waits for the soonest one to come back
+         * before it fails with `provider_rate_limit` (docs/failover.md). @default 60_000
+         */
+        maxWaitMs: durationMs().default(60_000),
       })
       .strict()
       .prefault({}),
@@ -184,7 +192,7 @@ export const runtimeOptionsSchema = z
         });
       }
       ids.add(profile.id);
-      if (!(profile.provider in options.providers)) {
+      if (!Object.hasOwn(options.providers, profile.provider)) {
         context.addIssue({
           code: 'custom',
           path: ['authProfiles'],
@@ -193,7 +201,7 @@ export const runtimeOptionsSchema = z
       }
     }
     for (const ref of [options.model, ...options.model.fallbacks]) {
-      if (!(ref.provider in options.providers)) {
+      if (!Object.hasOwn(options.providers, ref.provider)) {
         context.addIssue({
           code: 'custom',
           path: ['model'],
@@ -210,6 +218,7 @@ export type RuntimeConfig = z.output<typeof runtimeOptionsSchema>;
 
 /** Validate options; bad configuration throws `invalid_input` naming every bad field. */
 export function parseRuntimeOptions(options: RuntimeOptions): RuntimeConfig {
+  assertNoPrototypeKeys(options);
   const parsed = runtimeOptionsSchema.safeParse(options);
   if (parsed.success) return parsed.data;
   throw new RuntimeError('invalid_input', `createRuntime: ${z.prettifyError(parsed.error)}`, {

@@ -1,4 +1,5 @@
 import type { LiveSession } from '../actors/session-registry.js';
+import { createDeferred } from '../core/deferred.js';
 import { RuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import { invokeTool } from '../tools/invoke-tool.js';
 import type { RuntimeInternals } from './runtime-internals.js';
@@ -18,19 +19,53 @@ export interface UndoResult {
   readonly steps: readonly UndoStep[];
 }
 
+/** An undo in progress: `close()` waits for it, then aborts it. */
+interface UndoInProgress {
+  readonly controller: AbortController;
+  readonly finished: Promise<unknown>;
+}
+
+/** The undos in progress per runtime (keyed by its internals, so a closed runtime's entry goes with it). */
+const undosInProgress = new WeakMap<RuntimeInternals, Set<UndoInProgress>>();
+
 /**
  * Undo a run: run its compensations not yet done in reverse order (the last effect first), recording each. A
- * compensation that fails is recorded `failed` and the others still run; a later undo tries it again.
+ * compensation that fails is recorded `failed` and the others still run; a later undo tries it again. An undo
+ * that `close()` aborts records the compensation in progress `failed` (cancelled) and runs no more.
  */
-export async function undoRun(
+export function undoRun(
   internals: RuntimeInternals,
   session: LiveSession,
   runId: string,
+): Promise<UndoResult> {
+  // Queued in the session lane behind a run, it may only start once close() began: nothing runs then.
+  if (internals.isClosed()) {
+    return Promise.reject(new RuntimeError('runtime_closed', 'undo: the runtime is closing'));
+  }
+  const controller = new AbortController();
+  const done = createDeferred<void>();
+  const entry: UndoInProgress = { controller, finished: done.promise };
+  let active = undosInProgress.get(internals);
+  if (active === undefined) undosInProgress.set(internals, (active = new Set()));
+  active.add(entry);
+  const all = active;
+  return runCompensations(internals, session, runId, controller.signal).finally(() => {
+    all.delete(entry);
+    done.resolve();
+  });
+}
+
+async function runCompensations(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  runId: string,
+  signal: AbortSignal,
 ): Promise<UndoResult> {
   const { ledger, clock } = internals;
   const records = (await ledger.listCompensations(runId)).filter((record) => record.status !== 'done');
   const steps: UndoStep[] = [];
   for (const record of records.reverse()) {
+    if (signal.aborted) break;
     const { seq, toolCallId, tool: name } = record;
     const tool = internals.sessionTools.byName(name);
     let error: ErrorInfo | undefined;
@@ -38,7 +73,7 @@ export async function undoRun(
       if (tool?.undo === undefined)
         throw new RuntimeError('not_found', `no tool "${name}" with undo is configured`);
       await invokeTool(tool, record.args, {
-        signal: new AbortController().signal,
+        signal,
         clock,
         context: { toolCallId, sessionKey: record.sessionKey, runId },
         undoOf: { output: record.result },
@@ -59,6 +94,22 @@ export async function undoRun(
     }
   }
   return { runId, steps };
+}
+
+/**
+ * Let the undos in progress finish within `timeoutMs`, then abort those still running and wait for them to
+ * record the compensation they were in (what `runtime.close()` does before the ledger closes).
+ */
+export async function settleActiveUndos(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
+  const undos = [...(undosInProgress.get(internals) ?? [])];
+  if (undos.length === 0) return;
+  const finished = Promise.all(undos.map((undo) => undo.finished));
+  const expired = createDeferred<void>();
+  const timer = internals.clock.setTimeout(() => expired.resolve(), timeoutMs);
+  await Promise.race([finished, expired.promise]);
+  internals.clock.clearTimeout(timer);
+  for (const undo of undos) undo.controller.abort(new RuntimeError('cancelled', 'the runtime is closing'));
+  await finished;
 }
 
 /** Check that `runId` names an ended run of this session; `not_found` or `invalid_input` otherwise. */

@@ -38,7 +38,10 @@ export interface FakeClock extends Clock {
    * promises settle before, between and after them. A callback that throws rejects the call.
    */
   advance(ms: number): Promise<void>;
-  /** Fire timers (and the timers they schedule) until none remain; time ends at the last one's due time. */
+  /**
+   * Fire timers (and the timers they schedule) until none remain; time ends at the last one's due time. A timer
+   * with an infinite delay never fires.
+   */
   runAll(options?: RunAllOptions): Promise<void>;
   /** How many timers are scheduled and not yet fired or cleared. */
   pendingTimers(): number;
@@ -155,7 +158,8 @@ export function fakeClock(options: FakeClockOptions = {}): FakeClock {
     let fired = 0;
     await settle();
     for (let timer = nextTimer(); timer !== undefined; timer = nextTimer()) {
-      if (until !== undefined && timer.due > until) break;
+      // An infinite delay never fires, as on the system clock.
+      if ((until !== undefined && timer.due > until) || timer.due === Number.POSITIVE_INFINITY) break;
       if (fired++ >= maxTimers) {
         throw new RuntimeError('internal', `fakeClock.runAll: more than ${maxTimers} timers fired`);
       }

@@ -42,6 +42,12 @@ describe('buildDroppedNotice', () => {
   it('returns an empty string when nothing was dropped', () => {
     expect(buildDroppedNotice([])).toBe('');
   });
+
+  it('counts the unlisted messages in the total and says how many are not listed when some were omitted', () => {
+    expect(buildDroppedNotice(['nine', 'ten'], 8)).toBe(
+      'Dropped 10 message(s) due to cap:\n- (8 earlier message(s) not listed)\n- nine\n- ten',
+    );
+  });
 });
 
 describe('summarizeMessage', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideCap } from '../../src/policies/queue-cap.js';
+import { decideCap, keepDropSummary, type DropSummaries } from '../../src/policies/queue-cap.js';
 
 describe('decideCap', () => {
   it('accepts without dropping when the queue is below cap', () => {
@@ -22,5 +22,17 @@ describe('decideCap', () => {
   it('treats a queue over cap as full when the cap was lowered', () => {
     expect(decideCap(25, { cap: 20, drop: 'old' })).toEqual({ accept: true, drop: 1, summarize: false });
     expect(decideCap(25, { cap: 20, drop: 'new' })).toEqual({ accept: false, code: 'queue_full' });
+  });
+});
+
+describe('keepDropSummary', () => {
+  it('keeps the newest limit lines and counts the older ones when more summaries arrive than the limit', () => {
+    let summaries: DropSummaries = { kept: [], omitted: 0 };
+    for (const line of ['a', 'b', 'c', 'd', 'e']) summaries = keepDropSummary(summaries, line, 2);
+    expect(summaries).toEqual({ kept: ['d', 'e'], omitted: 3 });
+  });
+
+  it('keeps every line when the limit is not reached', () => {
+    expect(keepDropSummary({ kept: ['a'], omitted: 0 }, 'b', 20)).toEqual({ kept: ['a', 'b'], omitted: 0 });
   });
 });

@@ -196,3 +196,27 @@ describe('Session.send dedupe', () => {
     await h.close();
   });
 });
+
+describe('QueueSettings cap with summarize under a flood', () => {
+  it('keeps at most cap summary lines and counts the rest when many messages arrive while a run is busy', async () => {
+    const { h, chat } = setup('collect', 'summarize', 3);
+    await chat.send({ id: 'a', text: 'hi' });
+    for (let index = 1; index <= 40; index++) await chat.send({ id: `m${index}`, text: `message ${index}` });
+    expect(chat.queue.list().map((item) => item.messageId)).toEqual(['m38', 'm39', 'm40']);
+    await h.clock.advance(10_000);
+    expect(startedIds(h)).toEqual([['a'], ['m38', 'm39', 'm40']]);
+    const prompt = prompts(h)[1] ?? '';
+    expect(prompt.split('\n\n')[0]).toBe(
+      [
+        'Dropped 37 message(s) due to cap:',
+        '- (34 earlier message(s) not listed)',
+        '- message 35',
+        '- message 36',
+        '- message 37',
+      ].join('\n'),
+    );
+    // Every drop is still an event and an inbox status.
+    expect(h.of('message.dropped')).toHaveLength(37);
+    await h.close();
+  });
+});

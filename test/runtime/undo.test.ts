@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, isRuntimeError } from 'agentlanes';
+import { createMemoryLedger, defineTool, isRuntimeError } from 'agentlanes';
 import { errorOf } from '../support/error-of.js';
 import { createHarness } from '../support/runtime-harness.js';
 
@@ -149,5 +149,68 @@ describe('session.undo', () => {
     ]);
     expect(shop.undone).toEqual(['shoes:res-shoes', 'shirt:res-shirt']);
     await h.close();
+  });
+});
+
+describe('runtime.close with an undo in progress', () => {
+  /** A `reserve` tool whose undo waits until the test releases it (or its signal aborts). */
+  function slowUndo() {
+    let release: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const undoStarted = new Promise<void>((resolve) => (started = resolve));
+    const tool = defineTool({
+      name: 'reserve',
+      description: 'Reserve an item',
+      input: z.object({ item: z.string() }),
+      execute: ({ item }) => ({ reservation: `res-${item}` }),
+      undo: (_args, _output, { signal }) =>
+        new Promise<void>((resolve, reject) => {
+          started();
+          release = resolve;
+          signal.addEventListener('abort', () => reject(new Error('undo aborted')), { once: true });
+        }),
+    });
+    return { tool, undoStarted, release: () => release() };
+  }
+
+  async function ranRun(tool: ReturnType<typeof slowUndo>['tool']) {
+    const ledger = createMemoryLedger();
+    const h = createHarness([{ toolCalls: [reserveCall('c1', 'shirt')] }, { text: 'reserved' }], {
+      ledger,
+      tools: [tool],
+    });
+    const chat = h.runtime.session('web:1');
+    await chat.send('reserve');
+    const ended = await chat.waitForEnd();
+    const runId = ended.status === 'ended' ? ended.run.runId : '';
+    return { h, chat, ledger, runId };
+  }
+
+  it('waits for the undo to finish and records it done when it finishes within the timeout', async () => {
+    const slow = slowUndo();
+    const { h, chat, ledger, runId } = await ranRun(slow.tool);
+    const undoing = chat.undo(runId);
+    await slow.undoStarted;
+    let closed = false;
+    const closing = h.runtime.close({ timeoutMs: 5_000 }).then(() => (closed = true));
+    await h.clock.advance(1_000);
+    expect(closed).toBe(false);
+    slow.release();
+    await h.clock.advance(0);
+    await closing;
+    expect(await undoing).toMatchObject({ steps: [{ toolCallId: 'c1', status: 'done' }] });
+    expect(await ledger.listCompensations(runId)).toMatchObject([{ seq: 1, status: 'done' }]);
+  });
+
+  it('aborts the undo and records the compensation failed, not pending, when the timeout expires', async () => {
+    const slow = slowUndo();
+    const { h, chat, ledger, runId } = await ranRun(slow.tool);
+    const undoing = chat.undo(runId);
+    await slow.undoStarted;
+    const closing = h.runtime.close({ timeoutMs: 5_000 });
+    await h.clock.advance(5_000);
+    await closing;
+    expect(await undoing).toMatchObject({ steps: [{ toolCallId: 'c1', status: 'failed' }] });
+    expect(await ledger.listCompensations(runId)).toMatchObject([{ seq: 1, status: 'failed' }]);
   });
 });

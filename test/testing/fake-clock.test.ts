@@ -200,3 +200,25 @@ describe('fakeClock', () => {
     actor.stop();
   });
 });
+
+describe('fakeClock long delays', () => {
+  it('fires a delay above 2^31 - 1 ms at its due time, not at once, when advanced', async () => {
+    const clock = fakeClock();
+    const fired: number[] = [];
+    clock.setTimeout(() => fired.push(clock.now()), 30 * 24 * 3_600_000);
+    await clock.advance(2 ** 31);
+    expect(fired).toEqual([]);
+    await clock.advance(30 * 24 * 3_600_000 - 2 ** 31);
+    expect(fired).toEqual([30 * 24 * 3_600_000]);
+  });
+
+  it('never fires a timer with an infinite delay when runAll is called', async () => {
+    const clock = fakeClock();
+    const fired: string[] = [];
+    clock.setTimeout(() => fired.push('never'), Number.POSITIVE_INFINITY);
+    clock.setTimeout(() => fired.push('soon'), 5);
+    await clock.runAll();
+    expect(fired).toEqual(['soon']);
+    expect(clock.now()).toBe(5);
+  });
+});
