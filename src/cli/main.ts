@@ -1,23 +1,43 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { RuntimeError, isRuntimeError } from '../core/errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { runDemo } from './demo/run-demo.js';
+import { runDemo, type DemoOptions } from './demo/run-demo.js';
 import { openLedger, type LedgerOpener } from './open-ledger.js';
 import { runReplayCommand } from './replay-command.js';
 import { runSessionsCommand } from './sessions-command.js';
 import type { CommandIo } from './terminal-style.js';
 
+const demoUsage = `  demo                 a simulated chat channel on the scripted model, with a live view and a closing table
+                       --users N (24)  --seed N (7: the same seed gives the same run)  --token-delay MS (25)
+                       --db PATH (a fresh file in the temp folder; an existing agentlanes ledger there is
+                       replaced, any other file is left alone)
+`;
+const sessionsUsage = `  sessions             every session in the ledger: key, state, runs, queued, last activity
+                       --db PATH (./agentlanes.db)
+`;
+const replayUsage = `  replay <sessionKey>  the session's recorded events as a timeline
+                       --db PATH (./agentlanes.db)
+`;
+
 const usage = `usage: agentlanes <command> [options]
 
 commands:
-  demo                 a simulated chat channel on the scripted model, with a live view and a closing table
-                       --users N (24)  --seed N (7)  --token-delay MS (25)
-                       --db PATH (a fresh file in the temp folder; an existing file there is replaced)
-  sessions             every session in the ledger: key, state, runs, queued, last activity
-                       --db PATH (./agentlanes.db)
-  replay <sessionKey>  the session's recorded events as a timeline
-                       --db PATH (./agentlanes.db)
+${demoUsage}${sessionsUsage}${replayUsage}
+  agentlanes <command> --help   this text for one command
+  agentlanes --version          the installed version
 `;
+
+/** The help text of one command. */
+function commandUsage(command: string, lines: string): string {
+  return `usage: agentlanes ${command} [options]\n\n${lines}`;
+}
+
+/** The version in the package.json next to the build (../../package.json from src/cli and dist/cli alike). */
+function packageVersion(): string {
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
 
 const defaultDatabase = './agentlanes.db';
 
@@ -25,6 +45,8 @@ const defaultDatabase = './agentlanes.db';
 export interface MainIo extends CommandIo {
   /** @default openLedger (SQLite, read-only) */
   readonly openLedger?: LedgerOpener;
+  /** @default runDemo */
+  readonly runDemo?: (options: DemoOptions) => Promise<number>;
 }
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
@@ -43,7 +65,8 @@ function isUsageError(error: unknown): error is Error {
   );
 }
 
-async function demo(args: string[]): Promise<number> {
+/** The demo's options, or undefined when `--help` was asked for (the help is written). */
+function demoOptions(args: string[], io: MainIo): DemoOptions | undefined {
   const { values } = parseArgs({
     args,
     options: {
@@ -51,37 +74,53 @@ async function demo(args: string[]): Promise<number> {
       seed: { type: 'string' },
       'token-delay': { type: 'string' },
       db: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
+  if (values.help === true) {
+    (io.output ?? process.stdout).write(commandUsage('demo', demoUsage));
+    return undefined;
+  }
   const users = positiveInt('users', values.users, 24);
   if (users < 1) throw new RuntimeError('invalid_input', '--users must be at least 1');
-  const lost = await runDemo({
+  return {
     users,
     seed: positiveInt('seed', values.seed, 7),
     tokenDelayMs: positiveInt('token-delay', values['token-delay'], 25),
     ...(values.db === undefined ? {} : { path: values.db }),
-    output: process.stdout,
-  });
+    output: io.output ?? process.stdout,
+  };
+}
+
+async function demo(args: string[], io: MainIo): Promise<number> {
+  const options = demoOptions(args, io);
+  if (options === undefined) return 0;
+  const lost = await (io.runDemo ?? runDemo)(options);
   return lost === 0 ? 0 : 1;
 }
 
 /**
  * Parse `[--db path]` and the positionals of a ledger command (checked before anything is opened, so a wrong
- * command line touches no file), then open the ledger, run, and close it.
+ * command line touches no file), then open the ledger, run, and close it. `--help` writes the command's help.
  */
 async function withLedger<T>(
   args: string[],
   io: MainIo,
+  help: string,
   readPositionals: (positionals: readonly string[]) => T,
   run: (ledger: Ledger, value: T) => Promise<number>,
 ): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { db: { type: 'string' } },
+    options: { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
     allowPositionals: true,
   });
+  if (values.help === true) {
+    (io.output ?? process.stdout).write(help);
+    return 0;
+  }
   const value = readPositionals(positionals);
   const ledger = await (io.openLedger ?? openLedger)(values.db ?? defaultDatabase);
   try {
@@ -113,13 +152,20 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
   try {
     switch (command) {
       case 'demo':
-        return await demo(rest);
+        return await demo(rest, { ...io, output });
       case 'sessions':
-        return await withLedger(rest, io, noPositionals, (ledger) => runSessionsCommand(ledger, commandIo));
-      case 'replay':
-        return await withLedger(rest, io, sessionKeyOf, (ledger, sessionKey) =>
-          runReplayCommand(ledger, sessionKey, commandIo),
+        return await withLedger(rest, io, commandUsage('sessions', sessionsUsage), noPositionals, (ledger) =>
+          runSessionsCommand(ledger, commandIo),
         );
+      case 'replay':
+        return await withLedger(rest, io, commandUsage('replay', replayUsage), sessionKeyOf, (ledger, key) =>
+          runReplayCommand(ledger, key, commandIo),
+        );
+      case '--version':
+      case '-v':
+      case 'version':
+        output.write(`agentlanes ${packageVersion()}\n`);
+        return 0;
       case undefined:
       case 'help':
       case '--help':

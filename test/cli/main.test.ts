@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -80,5 +81,57 @@ describe('main', () => {
     expect(cli.output.text()).toContain('  sessions  ');
     expect(cli.output.text()).toContain('  replay <sessionKey>  ');
     expect(cli.output.text()).toContain('--db PATH (./agentlanes.db)');
+  });
+
+  it('answers --help for each command with its own usage, exit 0 and no file opened', async () => {
+    for (const command of ['demo', 'sessions', 'replay']) {
+      const cli = setup();
+      let demos = 0;
+      const io = { output: cli.output, errors: cli.errors, runDemo: () => Promise.resolve(demos++) };
+      expect(await main([command, '--help'], io)).toBe(0);
+      expect(cli.output.text()).toMatch(new RegExp(`^usage: agentlanes ${command} \\[options\\]\n`));
+      expect(cli.errors.text()).toBe('');
+      expect(demos).toBe(0);
+    }
+  });
+
+  it('prints the version from package.json when asked for --version', async () => {
+    const cli = setup();
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(await cli.run(['--version'])).toBe(0);
+    expect(cli.output.text()).toBe(`agentlanes ${version}\n`);
+  });
+
+  it('says the path is a directory when --db names a directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentlanes-cli-'));
+    const errors = captureOutput();
+    expect(await main(['sessions', '--db', dir], { output: captureOutput(), errors })).toBe(1);
+    expect(errors.text()).toBe(
+      `agentlanes: ${dir} is a directory, not a ledger file (pass --db with the path of an agentlanes database)\n`,
+    );
+  });
+
+  it('names the path and says it is not SQLite when --db names a text file', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'agentlanes-cli-')), 'notes.txt');
+    writeFileSync(path, 'hello');
+    const errors = captureOutput();
+    expect(await main(['replay', 'telegram:1', '--db', path], { output: captureOutput(), errors })).toBe(1);
+    expect(errors.text()).toBe(`agentlanes: ${path} is not a SQLite database, so not an agentlanes ledger\n`);
+    expect(readFileSync(path, 'utf8')).toBe('hello');
+  });
+
+  it('calls a SQLite file of another application foreign and advises no upgrade', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'agentlanes-cli-')), 'app.db');
+    const other = new Database(path);
+    other.exec('CREATE TABLE contacts (name TEXT)');
+    other.close();
+    const errors = captureOutput();
+    expect(await main(['sessions', '--db', path], { output: captureOutput(), errors })).toBe(1);
+    expect(errors.text()).toBe(
+      `agentlanes: ${path} is a SQLite database of another application, not an agentlanes ledger\n`,
+    );
+    expect(errors.text()).not.toMatch(/upgrade/);
   });
 });

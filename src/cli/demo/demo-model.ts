@@ -15,15 +15,28 @@ function answer(random: Random, count: number): string {
   return picked.join(' ');
 }
 
+/** A correction a user steers into a running answer starts like this ("actually, answer in metric units"). */
+const steerPattern = /^actually,?\s*(.+)$/i;
+
+/** The answer to a steered run: it takes the correction up, so the steer visibly changes what the user reads. */
+export function steeredAnswer(correction: string): string {
+  return (
+    `Got it, ${correction.replace(/[.!]+$/, '')}: your parcel weighs 2.4 kg, it is 310 km away and ` +
+    'should arrive within two days.'
+  );
+}
+
 /**
  * The demo's model: a scripted model that answers every request with a few dozen words streamed token by
- * token, asks for the `lookup_order` tool when the user mentions an order, and for the high-risk `refund_order`
- * tool when they ask for a refund.
+ * token, takes up a steered correction ("actually, …"), asks for the `lookup_order` tool when the user mentions
+ * an order, and for the high-risk `refund_order` tool when they ask for a refund.
  */
 export function createDemoModel(clock: Clock, random: Random, tokenDelayMs: number): ScriptedModel {
   return scriptedModel(
     (request: ModelRequest): ScriptEntry => {
       const last = request.messages.at(-1);
+      const steer = last?.role === 'user' ? steerPattern.exec(last.content.split('\n\n').at(-1) ?? '') : null;
+      if (steer !== null) return { text: steeredAnswer(steer[1] ?? ''), tokenDelayMs };
       const refund = last?.role === 'user' ? /refund order #(\d+)/.exec(last.content) : null;
       if (refund !== null) {
         return {

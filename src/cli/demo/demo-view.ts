@@ -1,36 +1,77 @@
 import type { Session } from '../../runtime/session-handle.js';
+import type { CommandOutput } from '../terminal-style.js';
 import type { DemoCounts } from './demo-report.js';
+import type { DemoTicker } from './demo-ticker.js';
 
-/** Draws the live progress view: one line per active session, redrawn in place on a terminal. */
+/** The live view fits a classic terminal: no line wider, no frame taller. */
+export const viewWidth = 80;
+/** At most this many lines per frame (one row of a 24-row terminal stays for the cursor). */
+export const viewHeight = 23;
+/** Session rows shown at most; the rest are summed up in one line. */
+const sessionRows = 10;
+
+/** What one frame of the live view shows. */
+export interface DemoFrame {
+  readonly sessions: readonly Session[];
+  readonly counts: DemoCounts;
+  readonly elapsedMs: number;
+  readonly ticker: DemoTicker;
+}
+
+/** Draws the live progress view, redrawn in place on a terminal. */
 export interface DemoView {
-  draw(sessions: readonly Session[], counts: DemoCounts, elapsedMs: number): void;
+  draw(frame: DemoFrame): void;
   /** Clear what the last draw left on screen. */
   done(): void;
 }
 
-/** A view for a terminal (redraws in place) or, when output is not a TTY, a summary line now and then. */
-export function createDemoView(output: NodeJS.WriteStream): DemoView {
+/** The header line: simulated time and the running totals. */
+export function headerLine(frame: DemoFrame, active: number): string {
+  const { counts } = frame;
+  return (
+    `t=${(frame.elapsedMs / 1000).toFixed(1)}s  active ${active}/${frame.sessions.length}  runs ${counts.runs}  ` +
+    `steered ${counts.steered}  tokens ${counts.tokens}`
+  );
+}
+
+function fit(line: string, width: number): string {
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
+
+/** The lines of one frame: header, the busiest sessions, then the latest notable moments. */
+export function frameLines(frame: DemoFrame, width = viewWidth): string[] {
+  const active = frame.sessions.filter(
+    (session) => session.status().state !== 'idle' || session.status().queued > 0,
+  );
+  const lines = [headerLine(frame, active.length)];
+  for (const session of active.slice(0, sessionRows)) {
+    const status = session.status();
+    lines.push(
+      `  ${session.key.replace(/^demo:/, '').padEnd(8)} ${status.state.padEnd(17)} ` +
+        `${(status.runId ?? '').padEnd(10)} queued ${status.queued}`,
+    );
+  }
+  if (active.length > sessionRows) lines.push(`  … and ${active.length - sessionRows} more`);
+  lines.push('  latest:');
+  for (const moment of frame.ticker.recent(viewHeight - lines.length)) lines.push(`  ${moment}`);
+  return lines.slice(0, viewHeight).map((line) => fit(line, Math.min(width, viewWidth)));
+}
+
+/** The running totals at the start of simulated second `second`, for a log that is not a terminal. */
+export function progressLine(counts: DemoCounts, second: number): string {
+  return `t=${second}s  runs ${counts.runs}  steered ${counts.steered}  tokens ${counts.tokens}`;
+}
+
+/**
+ * A view that redraws in place on a terminal. Off a terminal it draws nothing: the demo logs progress lines and
+ * notable moments from the event stream instead.
+ */
+export function createDemoView(output: CommandOutput & { readonly columns?: number }): DemoView {
   let drawn = 0;
-  let lastPlain = -1;
   return {
-    draw(sessions, counts, elapsedMs) {
-      const active = sessions.filter(
-        (session) => session.status().state !== 'idle' || session.status().queued > 0,
-      );
-      const header = `t=${(elapsedMs / 1000).toFixed(1)}s  active ${active.length}  runs ${counts.runs}  tokens ${counts.tokens}`;
-      if (!output.isTTY) {
-        const second = Math.floor(elapsedMs / 1000);
-        if (second !== lastPlain) output.write(`${header}\n`);
-        lastPlain = second;
-        return;
-      }
-      const lines = [header];
-      for (const session of active) {
-        const status = session.status();
-        lines.push(
-          `  ${session.key.padEnd(14)} ${status.state.padEnd(10)} ${(status.runId ?? '').padEnd(14)} queued ${status.queued}`,
-        );
-      }
+    draw(frame) {
+      if (output.isTTY !== true) return;
+      const lines = frameLines(frame, output.columns ?? viewWidth);
       if (drawn > 0) output.write(`\x1b[${drawn}A`);
       output.write(lines.map((line) => `\x1b[2K${line}\n`).join(''));
       for (let extra = lines.length; extra < drawn; extra++) output.write('\x1b[2K\n');

@@ -1,16 +1,15 @@
-import { systemClock } from '../../core/clock.js';
 import { seededRandom } from '../../core/ids.js';
-import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteLedger } from '../../ledger/sqlite-ledger.js';
-import { createRuntime } from '../../runtime/create-runtime.js';
-import { defineTool } from '../../tools/define-tool.js';
-import { z } from 'zod';
-import { createDemoModel, createRateLimitedProvider } from './demo-model.js';
+import { createDemoRuntime } from './demo-runtime.js';
 import { closingTable, countEvent, findLost, type DemoCounts } from './demo-report.js';
 import { simulateUser, type ChannelLog } from './demo-users.js';
-import { createDemoView } from './demo-view.js';
+import type { CommandOutput } from '../terminal-style.js';
+import { prepareDemoFile } from './demo-file.js';
+import { createDemoTicker } from './demo-ticker.js';
+import { createDemoView, progressLine } from './demo-view.js';
+import { createSimulatedClock, type SimulatedClock } from './simulated-clock.js';
 
 /** Options of the demo. */
 export interface DemoOptions {
@@ -20,64 +19,48 @@ export interface DemoOptions {
   readonly seed: number;
   /** Milliseconds between streamed tokens. @default 25 */
   readonly tokenDelayMs: number;
-  /** The SQLite file the demo records to (replaced if it exists). @default agentlanes-demo.db in the temp folder */
+  /**
+   * The SQLite file the demo records to; an agentlanes ledger there is replaced, any other file is refused.
+   * @default agentlanes-demo.db in the temp folder
+   */
   readonly path?: string;
-  readonly output: NodeJS.WriteStream;
+  /** Where the live view and the closing table go; a terminal gets the redrawn view. */
+  readonly output: CommandOutput & { readonly columns?: number };
+  /**
+   * Play at the speed of the simulated clock (a live show); otherwise run as fast as the machine allows.
+   * @default output.isTTY
+   */
+  readonly realTime?: boolean;
 }
 
+/** Simulated milliseconds per step of the show (one frame of the live view). */
+const stepMs = 50;
+
 /**
- * `agentlanes demo`: a simulated chat channel on the scripted model — users sending bursts (collect), steering
- * mid-stream, one interrupt, one /stop, one waitForEnd — recorded in a SQLite ledger, with a live view and a
- * closing table whose `lost` is computed by checking every accepted message against the file read back. Resolves with the number of lost messages.
+ * Advance the simulated clock step by step until `work` settles, drawing a frame after each step (and, in real
+ * time, waiting the step out on the host clock).
  */
-export async function runDemo(options: DemoOptions): Promise<number> {
-  const clock = systemClock;
-  const random = seededRandom(options.seed);
-  const path = options.path ?? join(tmpdir(), 'agentlanes-demo.db');
-  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-lock`]) rmSync(file, { force: true });
-  const ledger = createSqliteLedger({ path });
-  const lookupOrder = defineTool({
-    name: 'lookup_order',
-    description: 'Look up an order by id',
-    input: z.object({ orderId: z.string() }),
-    execute: async ({ orderId }, { signal }) => {
-      await clock.sleep(120, signal);
-      return { orderId, status: 'shipped', eta: '2 days' };
-    },
+async function drive<T>(
+  clock: SimulatedClock,
+  work: Promise<T>,
+  options: { readonly realTime: boolean; readonly frame: () => void },
+): Promise<T> {
+  let settled = false;
+  const watched = work.finally(() => {
+    settled = true;
   });
-  const refundOrder = defineTool({
-    name: 'refund_order',
-    description: 'Refund an order (needs an operator)',
-    risk: 'high',
-    input: z.object({ orderId: z.string(), amount: z.number() }),
-    execute: async ({ orderId, amount }, { signal }) => {
-      await clock.sleep(80, signal);
-      return { orderId, refunded: amount };
-    },
-  });
-  const runtime = createRuntime({
-    ledger,
-    providers: {
-      scripted: createRateLimitedProvider(createDemoModel(clock, random, options.tokenDelayMs), clock),
-      backup: createDemoModel(clock, random, options.tokenDelayMs),
-    },
-    model: {
-      provider: 'scripted',
-      model: 'demo-model',
-      fallbacks: [{ provider: 'backup', model: 'backup-model' }],
-    },
-    authProfiles: [
-      { id: 'demo-key-1', provider: 'scripted', type: 'api_key', secret: 'demo-secret-key-one' },
-      { id: 'demo-key-2', provider: 'scripted', type: 'api_key', secret: 'demo-secret-key-two' },
-    ],
-    queue: { mode: 'collect', debounceMs: 300, maxWaitMs: 1200 },
-    globalLane: { concurrency: 6, warnAfterMs: 500 },
-    tools: [lookupOrder, refundOrder],
-    systemPrompt: 'You are the support agent of a parcel shop.',
-    clock,
-    random,
-  });
-  const counts: DemoCounts = {
+  watched.catch(() => undefined);
+  while (!settled) {
+    await clock.advance(stepMs);
+    options.frame();
+    if (options.realTime) await new Promise((resolve) => setTimeout(resolve, stepMs));
+  }
+  return watched;
+}
+
+/** Zeroed counts for the closing table. */
+function emptyCounts(): DemoCounts {
+  return {
     runs: 0,
     completed: 0,
     steered: 0,
@@ -92,11 +75,49 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     approvalsRequested: 0,
     approved: 0,
   };
+}
+
+/** Re-read the file the demo wrote and check every accepted message against it. */
+async function checkRecord(path: string, log: ChannelLog): Promise<string[]> {
+  const record = createSqliteLedger({ path, readonly: true });
+  try {
+    return await findLost(record, log);
+  } finally {
+    await record.close();
+  }
+}
+
+/**
+ * `agentlanes demo`: a simulated chat channel on the scripted model — users sending bursts (collect), steering
+ * mid-stream, one interrupt, one /stop, one waitForEnd, one refund an operator approves — recorded in a SQLite
+ * ledger, with a live view and a closing table whose `lost` is computed by checking every accepted message
+ * against the file read back. It runs on a simulated clock, so one seed gives the same show every time.
+ * Resolves with the number of lost messages.
+ */
+export async function runDemo(options: DemoOptions): Promise<number> {
+  const { output } = options;
+  const clock = createSimulatedClock();
+  const random = seededRandom(options.seed);
+  const path = options.path ?? join(tmpdir(), 'agentlanes-demo.db');
+  prepareDemoFile(path);
+  const ledger = createSqliteLedger({ path });
+  const runtime = createDemoRuntime({ clock, random, ledger, tokenDelayMs: options.tokenDelayMs });
+  const counts = emptyCounts();
+  const ticker = createDemoTicker();
+  const plain = output.isTTY !== true;
   const stopEvents = new AbortController();
   const approvals: Promise<void>[] = [];
+  let second = 0;
   const following = (async () => {
     for await (const event of runtime.events({ signal: stopEvents.signal })) {
+      // Off a terminal the log is a fold over the ordered events alone, so one seed prints the same lines.
+      if (plain && Math.floor(event.at / 1000) > second) {
+        second = Math.floor(event.at / 1000);
+        output.write(`${progressLine(counts, second)}\n`);
+      }
       countEvent(counts, event);
+      const line = ticker.note(event, event.at);
+      if (line !== undefined && plain) output.write(`${line}\n`);
       // The simulated operator reads each request for 400 ms, then approves it.
       if (event.type === 'approval.requested') {
         const { sessionKey, toolCallId } = event;
@@ -112,34 +133,29 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const sessions = Array.from({ length: options.users }, (_, index) =>
     runtime.session(`demo:user-${String(index + 1).padStart(2, '0')}`),
   );
-  const started = clock.now();
-  const view = createDemoView(options.output);
-  const timer = setInterval(() => view.draw(sessions, counts, clock.now() - started), 100);
-  try {
+  const view = createDemoView(output);
+  const frame = (): void => view.draw({ sessions, counts, elapsedMs: clock.now(), ticker });
+  const driving = { realTime: options.realTime ?? !plain, frame };
+  const simulation = async (): Promise<void> => {
     await Promise.all(sessions.map((_, index) => simulateUser(runtime, index, { clock, random, log })));
     // Let every queue drain and every run end.
     while (sessions.some((session) => session.status().state !== 'idle' || session.status().queued > 0)) {
       await clock.sleep(50);
     }
     await Promise.all(approvals);
-  } finally {
-    clearInterval(timer);
-  }
-  view.draw(sessions, counts, clock.now() - started);
+  };
+  await drive(clock, simulation(), driving);
+  const seconds = clock.now() / 1000;
   view.done();
-  await runtime.close();
+  await drive(clock, runtime.close(), { realTime: false, frame: () => undefined });
   stopEvents.abort();
   await following;
   await ledger.close();
   // The no-loss check reads the file back: what counts is what is durable.
-  const record = createSqliteLedger({ path, readonly: true });
-  const lost = await findLost(record, log);
-  await record.close();
-  const output = options.output;
+  const lost = await checkRecord(path, log);
   output.write('\n');
   for (const line of log.waits) output.write(`${line}\n`);
-  for (const line of closingTable(counts, log, lost.length, (clock.now() - started) / 1000))
-    output.write(`${line}\n`);
+  for (const line of closingTable(counts, log, lost.length, seconds)) output.write(`${line}\n`);
   if (lost.length > 0) output.write(`lost messages: ${lost.join(', ')}\n`);
   output.write(`\nrecorded in ${path}; try: npx agentlanes replay demo:user-01 --db ${path}\n`);
   return lost.length;
