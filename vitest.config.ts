@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
@@ -11,6 +11,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    // The long crash suite runs on its own: `npm run test:crash` (test/crash-mixed/vitest.config.ts).
+    exclude: [...configDefaults.exclude, 'test/crash-mixed/mixed-crash.test.ts'],
     testTimeout: 20_000,
   },
 });

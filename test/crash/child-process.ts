@@ -33,12 +33,12 @@ export interface ChildExit {
 }
 
 /** A running child: a runtime in its own process on the test's ledger file. */
-export interface RuntimeChild {
+export interface RuntimeChild<Command = ChildCommand> {
   /** Resolves on `{"ready":true}`; rejects if the child exits first. */
   readonly ready: Promise<void>;
   readonly exited: Promise<ChildExit>;
   readonly process: ChildProcess;
-  command(command: ChildCommand): void;
+  command(command: Command): void;
   /** SIGKILL, and resolve once the process is gone. */
   kill(): Promise<ChildExit>;
   /** End stdin (the child closes its runtime and exits), and resolve once the process is gone. */
@@ -46,18 +46,22 @@ export interface RuntimeChild {
 }
 
 /**
- * Start `child.ts` on `dbPath`. Every stdout line goes to `onLine`; stderr and anything unexpected go to `log`
- * (printed when the test fails).
+ * Start `child.ts` (or `script`) on `dbPath`. Every stdout line goes to `onLine`; stderr and anything unexpected
+ * go to `log` (printed when the test fails).
  */
-export function startChild(options: {
+export function startChild<Line extends object = ChildLine, Command = ChildCommand>(options: {
   dbPath: string;
   seed: number;
   label: string;
   log: string[];
-  onLine: (line: ChildLine) => void;
-}): RuntimeChild {
-  const { dbPath, seed, label, log, onLine } = options;
-  const child = spawn(process.execPath, ['--import', 'tsx', childPath, dbPath, String(seed)], {
+  onLine: (line: Line) => void;
+  /** The child script to run. @default test/crash/child.ts */
+  script?: string;
+  /** Arguments after `<dbPath> <seed>`. @default [] */
+  extraArgs?: readonly string[];
+}): RuntimeChild<Command> {
+  const { dbPath, seed, label, log, onLine, script = childPath, extraArgs = [] } = options;
+  const child = spawn(process.execPath, ['--import', 'tsx', script, dbPath, String(seed), ...extraArgs], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exited = new Promise<ChildExit>((resolve) => {
@@ -79,9 +83,9 @@ export function startChild(options: {
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => log.push(`[${label}] ${chunk.trimEnd()}`));
   createInterface({ input: child.stdout }).on('line', (text) => {
-    let line: ChildLine;
+    let line: Line;
     try {
-      line = JSON.parse(text) as ChildLine;
+      line = JSON.parse(text) as Line;
     } catch {
       log.push(`[${label}] stdout: ${text}`);
       return;

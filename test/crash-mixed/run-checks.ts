@@ -1,0 +1,129 @@
+import type { RunRecord, RuntimeEvent } from 'agentlanes';
+import type { Violation } from './message-checks.js';
+import type { Tally } from './mixed-workload.js';
+
+/** Events only a run that holds the session lane emits: it is doing its work (model call, tools, plan steps). */
+const workEvents = new Set<RuntimeEvent['type']>([
+  'assistant.delta',
+  'cost.updated',
+  'tool.called',
+  'tool.succeeded',
+  'tool.failed',
+  'tool.skipped',
+  'step.executed',
+  'message.admitted',
+]);
+
+/**
+ * No two chat runs of a session are open at once: from `run.started` to `run.ended` (paused time included: the
+ * session holds its paused run and queues what arrives) no other chat run starts. Read from the session's events in
+ * seq order (the order they were emitted); a run a kill left open stays so until startup recovery closes it.
+ */
+function checkChatOverlaps(key: string, events: readonly RuntimeEvent[]): Violation[] {
+  const violations: Violation[] = [];
+  let open: string | undefined;
+  for (const event of events) {
+    if (event.type === 'run.started' && event.provider !== 'plan') {
+      if (open !== undefined)
+        violations.push({
+          kind: 'overlap',
+          text: `${key}: chat run ${event.runId} started (seq ${event.seq}) while chat run ${open} was open`,
+        });
+      open = event.runId;
+    } else if (event.type === 'run.ended' && event.runId === open) open = undefined;
+  }
+  return violations;
+}
+
+/**
+ * No two runs of a session (chat or plan) do work at once: once a run emitted a work event, no other run of the
+ * session emits one until it pauses or ends.
+ */
+function checkWorkOverlaps(key: string, events: readonly RuntimeEvent[]): Violation[] {
+  const violations: Violation[] = [];
+  let working: string | undefined;
+  for (const event of events) {
+    const runId = event.runId ?? '';
+    if (workEvents.has(event.type)) {
+      if (working !== undefined && working !== runId)
+        violations.push({
+          kind: 'overlap',
+          text: `${key}: run ${runId} did ${event.type} (seq ${event.seq}) while run ${working} was at work`,
+        });
+      working = runId;
+    } else if ((event.type === 'run.paused' || event.type === 'run.ended') && runId === working) {
+      working = undefined;
+    }
+  }
+  return violations;
+}
+
+/** Statuses a run of this workload may end with: it never aborts, times out or fails on purpose. */
+const chatEndings = new Set(['completed', 'interrupted', 'crashed']);
+const planEndings = new Set(['completed', 'crashed']);
+
+function checkEndings(
+  key: string,
+  runs: readonly RunRecord[],
+  events: readonly RuntimeEvent[],
+  tally: Tally,
+) {
+  const violations: Violation[] = [];
+  for (const run of runs) {
+    const ended = events.filter((event) => event.type === 'run.ended' && event.runId === run.runId);
+    const plan = run.provider === 'plan';
+    const endings = plan ? planEndings : chatEndings;
+    if (!endings.has(run.status))
+      violations.push({
+        kind: 'other',
+        text: `${key}: ${plan ? 'plan ' : ''}run ${run.runId} is ${run.status} at the end ${JSON.stringify(run.error ?? {})}`,
+      });
+    if (ended.length !== 1)
+      violations.push({
+        kind: 'other',
+        text: `${key}: run ${run.runId} has ${ended.length} run.ended events`,
+      });
+    const [event] = ended;
+    if (event?.type === 'run.ended' && event.status !== run.status)
+      violations.push({
+        kind: 'other',
+        text: `${key}: run ${run.runId} is ${run.status}, its run.ended says ${event.status}`,
+      });
+    if (tally.leftOpen.has(run.runId) !== (run.status === 'crashed'))
+      violations.push({
+        kind: 'other',
+        text: `${key}: run ${run.runId} is ${run.status}, but ${tally.leftOpen.has(run.runId) ? 'a kill left it open' : 'no kill left it open'}`,
+      });
+  }
+  return violations;
+}
+
+/** Every way one session's runs overlap, stay open or end in a way the workload does not allow. */
+export function checkRuns(
+  key: string,
+  runs: readonly RunRecord[],
+  events: readonly RuntimeEvent[],
+  tally: Tally,
+): Violation[] {
+  return [
+    ...checkChatOverlaps(key, events),
+    ...checkWorkOverlaps(key, events),
+    ...checkEndings(key, runs, events, tally),
+  ];
+}
+
+/** Plans whose executePlan / approvePlan answered `completed` must be completed in the ledger. */
+export function checkPlanAnswers(runs: ReadonlyMap<string, RunRecord>, tally: Tally): Violation[] {
+  const violations: Violation[] = [];
+  for (const [id, answer] of tally.plans) {
+    const run = runs.get(answer.runId);
+    if (answer.status === 'completed' && run?.status !== 'completed')
+      violations.push({
+        kind: 'lost',
+        text: `plan ${id} answered completed, but run ${answer.runId} is ${run?.status}`,
+      });
+    if (!['completed', 'awaiting_approval', 'rejected_busy'].includes(answer.status))
+      violations.push({ kind: 'other', text: `plan ${id} answered ${answer.status}` });
+  }
+  return violations;
+}
