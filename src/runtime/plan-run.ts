@@ -78,8 +78,11 @@ export async function runPlanSegment(
   const { ledger, clock } = internals;
   const { runId } = segment;
   const sessionKey = session.key;
+  // Every write of the segment is awaited before it answers: a plan reported completed is completed on disk.
+  const writes: Promise<void>[] = [];
   const write = (promise: Promise<void>): void => {
-    promise.catch((error: unknown) => internals.onError(error));
+    writes.push(promise);
+    promise.catch(() => undefined);
   };
   const emit: StepRunContext['emit'] = (event) => internals.emit(session, event);
   const controller = new AbortController();
@@ -131,10 +134,23 @@ export async function runPlanSegment(
   if (outcome.status === 'awaiting_approval') {
     write(ledger.setRunStatus(runId, 'awaiting_approval'));
     emit({ type: 'run.paused', runId, state: 'awaiting_approval', toolCallIds: [...outcome.awaiting] });
+    await durable(writes);
     return { runId, status: outcome.status, results: outcome.results, awaiting: outcome.awaiting };
   }
-  endPlanRun(internals, session, segment, outcome);
+  write(endPlanRun(internals, session, segment, outcome));
+  await durable(writes);
   return { runId, status: outcome.status, results: outcome.results };
+}
+
+/** Wait for a segment's writes; one that failed makes the answer `ledger_unavailable` (the cause attached). */
+async function durable(writes: readonly Promise<void>[]): Promise<void> {
+  try {
+    await Promise.all(writes);
+  } catch (error) {
+    throw new RuntimeError('ledger_unavailable', 'the plan run could not be recorded in the ledger', {
+      cause: error,
+    });
+  }
 }
 
 /** Close a plan run that stopped for good, with a one-line summary as its text. */
@@ -143,7 +159,7 @@ function endPlanRun(
   session: LiveSession,
   segment: PlanSegment,
   outcome: PlanOutcome,
-): void {
+): Promise<void> {
   const { runId } = segment;
   const status = outcome.status === 'awaiting_approval' ? 'failed' : outcome.status;
   const endedAt = internals.clock.now();
@@ -157,9 +173,7 @@ function endPlanRun(
         : undefined;
   const error = failure === undefined ? {} : { error: failure };
   const usage = { inputTokens: 0, outputTokens: 0 };
-  internals.ledger
-    .closeRun(runId, { status, endedAt, text, usage, cost: 0, ...error })
-    .catch((error: unknown) => internals.onError(error));
+  const closed = internals.ledger.closeRun(runId, { status, endedAt, text, usage, cost: 0, ...error });
   internals.emit(session, {
     type: 'run.ended',
     runId,
@@ -169,6 +183,7 @@ function endPlanRun(
     durationMs: endedAt - segment.startedAt,
     ...error,
   });
+  return closed;
 }
 
 /** Refuse a plan step id the plan does not have (neither a step nor a child of one). */
