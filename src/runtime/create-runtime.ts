@@ -201,6 +201,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     random: config.random,
     alwaysApprove: config.approvals.alwaysApprove,
     activePlans: new Map(),
+    activeUndos: new Set(),
     resumingPlans: new Set(),
     onError,
   };

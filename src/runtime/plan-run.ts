@@ -8,6 +8,7 @@ import type { PlanGraph } from '../plans/plan-graph.js';
 import type { Plan, PlanOptions } from '../plans/plan-schema.js';
 import type { StepResult } from '../plans/step-result.js';
 import type { StepRunContext } from '../plans/step-runner.js';
+import { settleWork } from './settle-work.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 /** What `executePlan` and `approvePlan` resolve with once the plan stops. */
@@ -201,14 +202,7 @@ export function assertPlanStepIds(ids: readonly string[], known: (id: string) =>
  * Let the plan runs executing now finish within `timeoutMs`, then abort those still running and wait for them to
  * record their end (what `runtime.close()` does before the ledger closes).
  */
-export async function settleActivePlans(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
+export function settleActivePlans(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
   const plans = [...internals.activePlans.values()].flatMap((runs) => [...runs.values()]);
-  if (plans.length === 0) return;
-  const finished = Promise.all(plans.map((plan) => plan.finished));
-  const expired = createDeferred<void>();
-  const timer = internals.clock.setTimeout(() => expired.resolve(), timeoutMs);
-  await Promise.race([finished, expired.promise]);
-  internals.clock.clearTimeout(timer);
-  for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', 'the runtime is closing'));
-  await finished;
+  return settleWork(internals.clock, plans, timeoutMs);
 }

@@ -2,6 +2,7 @@ import type { LiveSession } from '../actors/session-registry.js';
 import { createDeferred } from '../core/deferred.js';
 import { RuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import { invokeTool } from '../tools/invoke-tool.js';
+import { settleWork } from './settle-work.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 /** What became of one compensation in an undo. */
@@ -19,15 +20,6 @@ export interface UndoResult {
   readonly steps: readonly UndoStep[];
 }
 
-/** An undo in progress: `close()` waits for it, then aborts it. */
-interface UndoInProgress {
-  readonly controller: AbortController;
-  readonly finished: Promise<unknown>;
-}
-
-/** The undos in progress per runtime (keyed by its internals, so a closed runtime's entry goes with it). */
-const undosInProgress = new WeakMap<RuntimeInternals, Set<UndoInProgress>>();
-
 /**
  * Undo a run: run its compensations not yet done in reverse order (the last effect first), recording each. A
  * compensation that fails is recorded `failed` and the others still run; a later undo tries it again. An undo
@@ -44,13 +36,10 @@ export function undoRun(
   }
   const controller = new AbortController();
   const done = createDeferred<void>();
-  const entry: UndoInProgress = { controller, finished: done.promise };
-  let active = undosInProgress.get(internals);
-  if (active === undefined) undosInProgress.set(internals, (active = new Set()));
-  active.add(entry);
-  const all = active;
+  const entry = { controller, finished: done.promise };
+  internals.activeUndos.add(entry);
   return runCompensations(internals, session, runId, controller.signal).finally(() => {
-    all.delete(entry);
+    internals.activeUndos.delete(entry);
     done.resolve();
   });
 }
@@ -100,16 +89,8 @@ async function runCompensations(
  * Let the undos in progress finish within `timeoutMs`, then abort those still running and wait for them to
  * record the compensation they were in (what `runtime.close()` does before the ledger closes).
  */
-export async function settleActiveUndos(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
-  const undos = [...(undosInProgress.get(internals) ?? [])];
-  if (undos.length === 0) return;
-  const finished = Promise.all(undos.map((undo) => undo.finished));
-  const expired = createDeferred<void>();
-  const timer = internals.clock.setTimeout(() => expired.resolve(), timeoutMs);
-  await Promise.race([finished, expired.promise]);
-  internals.clock.clearTimeout(timer);
-  for (const undo of undos) undo.controller.abort(new RuntimeError('cancelled', 'the runtime is closing'));
-  await finished;
+export function settleActiveUndos(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
+  return settleWork(internals.clock, [...internals.activeUndos], timeoutMs);
 }
 
 /** Check that `runId` names an ended run of this session; `not_found` or `invalid_input` otherwise. */

@@ -1,5 +1,5 @@
 /** `agentlanes/testing`: fakes for testing bots built on agentlanes without real time or real models. */
-export { fakeClock, type FakeClock, type FakeClockOptions, type RunAllOptions } from './fake-clock.js';
+export { fakeClock, type FakeClock, type FakeClockOptions, type RunAllOptions } from '../core/fake-clock.js';
 export {
   scriptedModel,
   type ScriptedModel,

@@ -1,20 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, createSqliteLedger, defineTool, sequentialIds, type Ledger } from 'agentlanes';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
+import { tempLedgerPath } from '../support/temp-ledger.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function tempDb(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-approvals-'));
-  dirs.push(dir);
-  return join(dir, 'ledger.db');
-}
+const tempDb = (): string => tempLedgerPath('approvals');
 
 /** Tools that count how often they really ran, across both "processes". */
 function tools(ran: string[]) {

@@ -1,20 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRuntime, isRuntimeError, sequentialIds, type RuntimeEvent } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { tempLedgerPath } from '../support/temp-ledger.js';
 
-const directories: string[] = [];
-afterEach(() => {
-  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
-
-function ledgerPath(): string {
-  const directory = mkdtempSync(join(tmpdir(), 'agentlanes-consumers-'));
-  directories.push(directory);
-  return join(directory, 'ledger.db');
-}
+const ledgerPath = (): string => tempLedgerPath('consumers');
 
 /** A runtime on `path` whose model answers `reply <n>` to the n-th call; ids carry `process` (one per start). */
 function open(path: string, process = 'p1') {

@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   createRuntime,
@@ -13,16 +10,9 @@ import {
 } from 'agentlanes';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { errorOf } from '../support/error-of.js';
+import { tempLedgerPath } from '../support/temp-ledger.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function tempDb(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-paused-'));
-  dirs.push(dir);
-  return join(dir, 'ledger.db');
-}
+const tempDb = (): string => tempLedgerPath('paused');
 
 const refund = defineTool({
   name: 'refund',

@@ -1,17 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createMemoryLedger,
-  createRuntime,
-  defineTool,
-  sequentialIds,
-  type RuntimeEvent,
-  type RuntimeOptions,
-} from 'agentlanes';
+import { createRuntime, defineTool, sequentialIds, type RuntimeEvent, type RuntimeOptions } from 'agentlanes';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
+import { ledgerKinds } from '../support/temp-ledger.js';
 
 const refund = defineTool({
   name: 'refund',
@@ -26,19 +17,7 @@ const askUser = defineTool({
   input: z.object({ question: z.string() }),
 });
 
-const directories: string[] = [];
-afterEach(() => {
-  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
-
-const ledgers = {
-  memory: (): RuntimeOptions['ledger'] => createMemoryLedger(),
-  sqlite: (): RuntimeOptions['ledger'] => {
-    const directory = mkdtempSync(join(tmpdir(), 'agentlanes-publish-'));
-    directories.push(directory);
-    return { path: join(directory, 'ledger.db') };
-  },
-};
+const ledgers = ledgerKinds;
 
 function start(ledger: keyof typeof ledgers, script: Script, options: Partial<RuntimeOptions> = {}) {
   const clock = fakeClock({ now: 0 });

@@ -1,23 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryLedger, createRuntime, sequentialIds, type RuntimeOptions } from 'agentlanes';
+import { describe, expect, it } from 'vitest';
+import { createRuntime, sequentialIds } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { ledgerKinds } from '../support/temp-ledger.js';
 
-const directories: string[] = [];
-afterEach(() => {
-  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
-
-const ledgers = {
-  memory: (): RuntimeOptions['ledger'] => createMemoryLedger(),
-  sqlite: (): RuntimeOptions['ledger'] => {
-    const directory = mkdtempSync(join(tmpdir(), 'agentlanes-wait-'));
-    directories.push(directory);
-    return { path: join(directory, 'ledger.db') };
-  },
-};
+const ledgers = ledgerKinds;
 
 describe.each(['memory', 'sqlite'] as const)('waitForEnd right after send on the %s ledger', (ledger) => {
   it('answers ended with the run when that run failed before waitForEnd was called', async () => {

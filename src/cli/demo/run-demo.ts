@@ -9,7 +9,7 @@ import type { CommandOutput } from '../terminal-style.js';
 import { prepareDemoFile } from './demo-file.js';
 import { createDemoTicker } from './demo-ticker.js';
 import { createDemoView, progressLine } from './demo-view.js';
-import { createSimulatedClock, type SimulatedClock } from './simulated-clock.js';
+import { fakeClock, type FakeClock } from '../../core/fake-clock.js';
 
 /** Options of the demo. */
 export interface DemoOptions {
@@ -41,7 +41,7 @@ const stepMs = 50;
  * time, waiting the step out on the host clock).
  */
 async function drive<T>(
-  clock: SimulatedClock,
+  clock: FakeClock,
   work: Promise<T>,
   options: { readonly realTime: boolean; readonly frame: () => void },
 ): Promise<T> {
@@ -96,7 +96,8 @@ async function checkRecord(path: string, log: ChannelLog): Promise<string[]> {
  */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const { output } = options;
-  const clock = createSimulatedClock();
+  // Virtual time that moves only when the demo advances it, so one seed replays exactly.
+  const clock = fakeClock({ now: 0 });
   const random = seededRandom(options.seed);
   const path = options.path ?? join(tmpdir(), 'agentlanes-demo.db');
   prepareDemoFile(path);

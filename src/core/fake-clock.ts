@@ -1,5 +1,5 @@
-import { sleepOn, type Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import { sleepOn, type Clock } from './clock.js';
+import { RuntimeError } from './errors.js';
 
 /**
  * How many macrotask turns to yield between timers. One `setImmediate` turn already drains every
