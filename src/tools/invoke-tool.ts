@@ -3,9 +3,11 @@ import { abortReason } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { Tool, ToolContext } from './define-tool.js';
 
-/** Resolve when `promise` settles, or reject as soon as `signal` aborts (a tool that ignores it cannot hold the run). */
+/**
+ * Resolve when `promise` settles, or reject as soon as `signal` aborts (a tool that ignores it cannot hold the run).
+ * The tool's own settling is always observed, so one that rejects after the abort is not an unhandled rejection.
+ */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(abortReason(signal));
     signal.addEventListener('abort', onAbort, { once: true });
@@ -54,6 +56,8 @@ export async function invokeTool(tool: Tool, args: unknown, options: InvokeOptio
         );
   const context: ToolContext = { ...options.context, signal: controller.signal };
   try {
+    // Aborted before the tool started (while the call waited for the ledger or a lane): it never runs.
+    if (controller.signal.aborted) throw abortReason(controller.signal);
     return await untilAborted(
       Promise.resolve().then(() =>
         options.undoOf === undefined
