@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
 import { z } from 'zod';
-import { abortReason } from '../core/clock.js';
+import { abortReason, maxDurationMs } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 
@@ -74,7 +74,7 @@ const sharedLaneName = 'global';
 
 const rateSchema = z.object({
   limit: z.int().min(1),
-  intervalMs: z.int().min(1),
+  intervalMs: z.int().min(1).max(maxDurationMs),
 });
 
 const providerLaneSchema = z.object({
@@ -93,7 +93,7 @@ const globalLaneOptionsSchema = z.object({
       providerLaneSchema,
     )
     .optional(),
-  warnAfterMs: z.number().min(0).default(2000),
+  warnAfterMs: z.number().min(0).max(maxDurationMs).default(2000),
   clock: z.custom<Clock>(
     (value) =>
       typeof value === 'object' && value !== null && typeof (value as Partial<Clock>).now === 'function',

@@ -1,6 +1,6 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { abortReason, systemClock, type Clock } from '../core/clock.js';
+import { abortReason, maxDurationMs, systemClock, type Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import { scrubSecrets } from '../core/scrub-secrets.js';
 import { createEventFolder, toAnthropicParams } from './anthropic-wire.js';
@@ -52,7 +52,7 @@ const optionsSchema = z.object({
   baseURL: z.url().optional(),
   apiKey: z.union([z.string().min(1), z.object({ env: z.string().min(1) })]).optional(),
   defaultHeaders: z.record(z.string(), z.string()).optional(),
-  timeoutMs: z.int().min(1).optional(),
+  timeoutMs: z.int().min(1).max(maxDurationMs).optional(),
   maxTokens: z.int().min(1).default(4096),
   clock: z
     .custom<Clock>(

@@ -6,7 +6,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { abortReason, systemClock, type Clock } from '../core/clock.js';
+import { abortReason, maxDurationMs, systemClock, type Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import {
   ProviderError,
@@ -29,7 +29,7 @@ const openaiProviderOptionsSchema = z.object({
   organization: z.string().min(1).optional(),
   defaultHeaders: z.record(z.string(), z.string()).optional(),
   /** Time to wait for the response headers; the SDK's default (10 minutes) when absent. */
-  timeoutMs: z.number().int().positive().optional(),
+  timeoutMs: z.number().int().positive().max(maxDurationMs).optional(),
   /**
    * Measures `Retry-After` HTTP dates.
    * @default systemClock

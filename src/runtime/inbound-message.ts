@@ -8,7 +8,7 @@ export function isWellFormed(text: string): boolean {
 }
 
 /** A string without lone surrogates, so what is stored is what was sent. */
-const wellFormed = () =>
+export const wellFormed = () =>
   z.string().refine(isWellFormed, 'contains a lone UTF-16 surrogate (not valid Unicode text)');
 
 /** An inbound chat message as a bot hands it over. */

@@ -7,14 +7,15 @@ import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
 import { serialize } from '../runner/tool-call.js';
 import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import { wellFormed } from './inbound-message.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 const approvalSchema = z
   .object({
-    toolCallId: z.string().min(1),
+    toolCallId: wellFormed().min(1),
     decision: z.enum(approvalDecisions),
     args: z.record(z.string(), z.unknown()).optional(),
-    message: z.string().max(4000).optional(),
+    message: wellFormed().max(4000).optional(),
     remember: z.enum(approvalMemories).optional(),
   })
   .strict()
@@ -27,11 +28,11 @@ const approvalSchema = z
 export type ApprovalInput = z.input<typeof approvalSchema>;
 
 const supplySchema = z.union([
-  z.object({ toolCallId: z.string().min(1), output: z.unknown() }).strict(),
+  z.object({ toolCallId: wellFormed().min(1), output: z.unknown() }).strict(),
   z
     .object({
-      toolCallId: z.string().min(1),
-      error: z.union([z.string().min(1), z.object({ message: z.string().min(1) }).strict()]),
+      toolCallId: wellFormed().min(1),
+      error: z.union([wellFormed().min(1), z.object({ message: wellFormed().min(1) }).strict()]),
     })
     .strict(),
 ]);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RuntimeError } from '../core/errors.js';
+import { maxDurationMs } from '../core/clock.js';
 
 /** How dangerous a tool is: `high` tools need approval before they run. */
 export const toolRisks = ['low', 'high'] as const;
@@ -68,12 +69,15 @@ const definitionSchema = z.object({
   description: z.string().min(1),
   input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'input must be a zod schema'),
   risk: z.enum(toolRisks).default('low'),
-  timeoutMs: z.number().int().positive().optional(),
+  timeoutMs: z.number().int().positive().max(maxDurationMs).optional(),
   output: z
     .custom<z.ZodType>((value) => value instanceof z.ZodType, 'output must be a zod schema')
     .optional(),
   retry: z
-    .object({ attempts: z.int().min(0).max(10).default(2), baseMs: z.int().min(0).default(200) })
+    .object({
+      attempts: z.int().min(0).max(10).default(2),
+      baseMs: z.int().min(0).max(maxDurationMs).default(200),
+    })
     .strict()
     .optional(),
   execute: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function').optional(),

@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMemoryLedger, createRuntime, isRuntimeError, type RuntimeOptions } from 'agentlanes';
+import {
+  anthropicProvider,
+  createMemoryLedger,
+  createRuntime,
+  defineTool,
+  isRuntimeError,
+  openaiProvider,
+  type RuntimeOptions,
+} from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { createSystemClock } from '../../src/core/clock.js';
 import { errorOf } from '../support/error-of.js';
 import { createHarness } from '../support/runtime-harness.js';
 
 const year = 365 * 24 * 3_600_000;
+const tool = { name: 'work', description: 'Work', input: z.object({}), execute: () => 'done' };
 
 function base(overrides: Record<string, unknown> = {}): RuntimeOptions {
   return {
@@ -73,6 +82,19 @@ describe('createRuntime options', () => {
     expect(refusal(base(overrides))).toContain(path.split('.').at(-1));
   });
 
+  it.each([
+    ['a tool timeoutMs', () => defineTool({ ...tool, timeoutMs: year + 1 })],
+    ['a tool retry.baseMs', () => defineTool({ ...tool, retry: { attempts: 1, baseMs: year + 1 } })],
+    ['an OpenAI provider timeoutMs', () => openaiProvider({ apiKey: 'k', timeoutMs: year + 1 })],
+    ['an Anthropic provider timeoutMs', () => anthropicProvider({ apiKey: 'k', timeoutMs: year + 1 })],
+    [
+      'globalLane.rate.intervalMs',
+      () => createRuntime(base({ globalLane: { rate: { limit: 1, intervalMs: year + 1 } } })),
+    ],
+  ])('refuses %s beyond a year', async (_what, make: () => unknown) => {
+    expect(isRuntimeError(await errorOf(Promise.resolve().then(make)), 'invalid_input')).toBe(true);
+  });
+
   it('accepts durations of 30 days, above what one host timer takes', async () => {
     const days30 = 30 * 24 * 3_600_000;
     const runtime = createRuntime(base({ limits: { runTimeoutMs: days30, pauseTimeoutMs: days30 } }));
@@ -92,6 +114,25 @@ describe('Session arguments', () => {
     const error = await errorOf(h.runtime.session('telegram:1').send(message));
     expect(isRuntimeError(error, 'invalid_input')).toBe(true);
     expect(await ledger.listMessages('telegram:1')).toEqual([]);
+    await h.close();
+  });
+
+  it.each([
+    ['approve message', { toolCallId: 'call-1', decision: 'reject', message: 'no \ud83d' }],
+    ['approve toolCallId', { toolCallId: 'call-\udc00', decision: 'approve' }],
+  ] as const)('refuses a lone surrogate in the %s with invalid_input', async (_what, input) => {
+    const h = createHarness([{ text: 'ok' }]);
+    const error = await errorOf(h.runtime.session('telegram:1').approve(input));
+    expect(isRuntimeError(error, 'invalid_input')).toBe(true);
+    await h.close();
+  });
+
+  it('refuses a lone surrogate in a supplied tool error with invalid_input', async () => {
+    const h = createHarness([{ text: 'ok' }]);
+    const supplied = h.runtime
+      .session('telegram:1')
+      .supplyToolResult({ toolCallId: 'call-1', error: 'bad \ud800' });
+    expect(isRuntimeError(await errorOf(supplied), 'invalid_input')).toBe(true);
     await h.close();
   });
 
