@@ -1,27 +1,25 @@
+export type { Ledger } from './ledger.js';
+export type { SessionRecord, SessionStore } from './session-store.js';
 export {
-  pausedRunStatuses,
-  type PausedRunStatus,
-  type OpenRunStatus,
   inboxStatuses,
   type InboxStatus,
   type InboxRecord,
   type InboxUpdate,
+  type InboxStore,
+} from './inbox-store.js';
+export {
+  pausedRunStatuses,
+  type PausedRunStatus,
+  type OpenRunStatus,
   type RunRecord,
   type RunClose,
   type RunProgress,
-  type TurnRecord,
-  type SessionRecord,
-  type EventQuery,
-  type ConsumerPosition,
-  type Ledger,
-  type SessionState as LedgerSessionState,
-} from './ledger.js';
-export { createMemoryLedger } from './memory-ledger.js';
-export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.js';
+  type RunStore,
+} from './run-store.js';
+export type { TurnRecord, TranscriptStore } from './transcript-store.js';
 export {
   toolCallKinds,
   toolCallStatuses,
-  compensationStatuses,
   type ToolCallKind,
   type ToolCallStatus,
   type ApprovalDecision,
@@ -30,8 +28,19 @@ export {
   type ToolCallUpdate,
   type ToolCallKey,
   type RememberedTools,
+  type ToolCallStore,
+} from './tool-call-store.js';
+export {
+  compensationStatuses,
   type CompensationStatus,
   type CompensationRecord,
   type CompensationUpdate,
-} from './tool-call-records.js';
-export type { PlanRecord, StepMetadata, StepResultRecord } from './plan-records.js';
+  type CompensationStore,
+} from './compensation-store.js';
+export type { PlanRecord, StepMetadata, StepResultRecord, PlanStore } from './plan-store.js';
+export type { EventQuery, EventStore } from './event-store.js';
+export type { ConsumerPosition, ConsumerStore } from './consumer-store.js';
+export type { ProfileStore } from './profile-store.js';
+export { type SessionState as LedgerSessionState, type RecoveryStore } from './recovery-store.js';
+export { createMemoryLedger } from './memory-ledger.js';
+export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.js';

@@ -1,15 +1,12 @@
-import type { ConsumerPosition, Ledger } from './ledger.js';
-import type { Perform } from './memory-tool-calls.js';
-
-/** The consumer-position methods of a ledger. */
-export type ConsumerMethods = Pick<Ledger, 'getConsumer' | 'putConsumer'>;
+import type { ConsumerPosition, ConsumerStore } from './consumer-store.js';
+import type { Perform } from './memory-perform.js';
 
 /** The key a position is stored under: consumer and session (none: every session's events). */
 export const consumerKey = (consumer: string, sessionKey: string | undefined): string =>
   JSON.stringify([consumer, sessionKey ?? null]);
 
 /** Create the consumer-position methods of the memory ledger. */
-export function createMemoryConsumers(perform: Perform): ConsumerMethods {
+export function createMemoryConsumers(perform: Perform): ConsumerStore {
   const positions = new Map<string, ConsumerPosition>();
   return {
     getConsumer: (consumer, sessionKey) =>

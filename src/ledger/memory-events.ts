@@ -1,7 +1,7 @@
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
-import type { Ledger } from './ledger.js';
-import type { Perform } from './memory-tool-calls.js';
+import type { EventStore } from './event-store.js';
+import type { Perform } from './memory-perform.js';
 
 /** A session's events in cursor order, and the highest seq it ever recorded (pruning does not lower it). */
 interface SessionEvents {
@@ -11,7 +11,7 @@ interface SessionEvents {
 
 /** The event log of the memory ledger: its ledger methods, and what the rest of the ledger reads of it. */
 export interface MemoryEvents {
-  readonly methods: Pick<Ledger, 'appendEvents' | 'readEvents' | 'lastCursor' | 'pruneEvents'>;
+  readonly methods: EventStore;
   /** Every event kept, in cursor order (not a copy: read only). */
   all(): readonly RuntimeEvent[];
   /** The highest seq `sessionKey` ever recorded; 0 when none. */

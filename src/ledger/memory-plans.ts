@@ -1,6 +1,6 @@
 import { RuntimeError } from '../core/errors.js';
-import type { Perform } from './memory-tool-calls.js';
-import { withApproved, type PlanMethods, type PlanRecord, type StepResultRecord } from './plan-records.js';
+import type { Perform } from './memory-perform.js';
+import { withApproved, type PlanRecord, type PlanStore, type StepResultRecord } from './plan-store.js';
 
 /** A plan run's step results by `seq`, and the step ids and seqs taken (so a duplicate is found at once). */
 interface RunSteps {
@@ -46,7 +46,7 @@ function copyStepResult(record: StepResultRecord): StepResultRecord {
  * Keep plan runs in memory: plans by run, and each run's step results by `seq`. Records are copied on the way
  * in and on the way out (plans, options and step data are arbitrary data).
  */
-export function createMemoryPlans(perform: Perform): PlanMethods {
+export function createMemoryPlans(perform: Perform): PlanStore {
   const plans = new Map<string, PlanRecord>();
   const stepsByRun = new Map<string, RunSteps>();
 

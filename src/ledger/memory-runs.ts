@@ -1,17 +1,12 @@
 import { RuntimeError } from '../core/errors.js';
-import { pausedRunStatuses, type Ledger, type RunRecord, type SessionState } from './ledger.js';
-import type { Perform } from './memory-tool-calls.js';
-import type { ToolCallRecord } from './tool-call-records.js';
-
-/** The ledger methods for runs. */
-type RunMethods = Pick<
-  Ledger,
-  'openRun' | 'closeRun' | 'getRun' | 'listRuns' | 'listOpenRuns' | 'listPausedRuns' | 'setRunStatus'
->;
+import type { Perform } from './memory-perform.js';
+import type { SessionState } from './recovery-store.js';
+import { pausedRunStatuses, type RunRecord, type RunStore } from './run-store.js';
+import type { ToolCallRecord } from './tool-call-store.js';
 
 /** The run methods of the memory ledger, and what its `loadSession` reads of them. */
 export interface MemoryRuns {
-  readonly methods: RunMethods;
+  readonly methods: RunStore;
   /** The session's paused run (the latest started if several) with the calls of its latest batch. */
   readonly pausedOf: (sessionKey: string) => SessionState['paused'];
 }
@@ -41,7 +36,7 @@ export function createMemoryRuns(
   const openRunsWith = (accept: (status: string) => boolean): RunRecord[] =>
     [...openRuns].map((runId) => runs.get(runId) as RunRecord).filter((record) => accept(record.status));
 
-  const methods: RunMethods = {
+  const methods: RunStore = {
     openRun: (record) =>
       perform(() => {
         if (runs.has(record.runId)) {

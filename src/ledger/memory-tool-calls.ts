@@ -1,18 +1,11 @@
 import { RuntimeError } from '../core/errors.js';
-import {
-  rememberOf,
-  type CompensationRecord,
-  type ToolCallKey,
-  type ToolCallMethods,
-  type ToolCallRecord,
-} from './tool-call-records.js';
-
-/** The memory ledger's way to run synchronous work and report through a promise (rejects once closed). */
-export type Perform = <T>(work: () => T) => Promise<T>;
+import type { Perform } from './memory-perform.js';
+import { insertSorted, listFor } from './memory-sorted-lists.js';
+import { rememberOf, type ToolCallKey, type ToolCallRecord, type ToolCallStore } from './tool-call-store.js';
 
 /** The tool-call methods of the memory ledger, and what its `loadSession` reads of them. */
 export interface MemoryToolCalls {
-  readonly methods: ToolCallMethods;
+  readonly methods: ToolCallStore;
   /** The calls of a run's latest recorded turn, by position (synchronous: `loadSession` runs it inside its work). */
   readonly latestBatch: (runId: string) => ToolCallRecord[];
 }
@@ -23,33 +16,13 @@ const compareCalls = (left: ToolCallKey, right: ToolCallKey): number =>
 
 const keyText = (key: ToolCallKey): string => `("${key.runId}", ${key.turn}, ${key.position})`;
 
-/** Insert `record` into `list`, kept sorted by `compare`; one equal to a record already there is refused. */
-function insertSorted<T>(list: T[], record: T, compare: (left: T, right: T) => number, what: string): void {
-  let index = list.length;
-  while (index > 0 && compare(list[index - 1] as T, record) > 0) index--;
-  if (index > 0 && compare(list[index - 1] as T, record) === 0) {
-    throw new RuntimeError('invalid_input', `${what} is already recorded`);
-  }
-  list.splice(index, 0, record);
-}
-
-function listFor<T>(map: Map<string, T[]>, key: string): T[] {
-  let list = map.get(key);
-  if (list === undefined) {
-    list = [];
-    map.set(key, list);
-  }
-  return list;
-}
-
 /**
- * Keep the calls of paused batches and the compensations in memory. Records are cloned on the way in and on the
+ * Keep the calls of paused batches in memory. Records are cloned on the way in and on the
  * way out (their args and results are arbitrary data), and replaced, never mutated, on update.
  */
 export function createMemoryToolCalls(perform: Perform): MemoryToolCalls {
   const callsByRun = new Map<string, ToolCallRecord[]>();
   const runsBySession = new Map<string, Set<string>>();
-  const compensationsByRun = new Map<string, CompensationRecord[]>();
 
   const findCall = (key: ToolCallKey): { list: ToolCallRecord[]; index: number } | undefined => {
     const list = callsByRun.get(key.runId) ?? [];
@@ -63,7 +36,7 @@ export function createMemoryToolCalls(perform: Perform): MemoryToolCalls {
     return [...tools].sort();
   };
 
-  const methods: ToolCallMethods = {
+  const methods: ToolCallStore = {
     putToolCalls: (records) =>
       perform(() => {
         // Check the whole batch first (against the store and itself) so a refused batch writes nothing.
@@ -114,37 +87,6 @@ export function createMemoryToolCalls(perform: Perform): MemoryToolCalls {
           session: remembered(inSession, 'session'),
         };
       }),
-
-    appendCompensation: (record) =>
-      perform(() => {
-        insertSorted(
-          listFor(compensationsByRun, record.runId),
-          structuredClone(record),
-          (left, right) => left.seq - right.seq,
-          `compensation ("${record.runId}", ${record.seq})`,
-        );
-      }),
-
-    updateCompensation: (runId, seq, update) =>
-      perform(() => {
-        const list = compensationsByRun.get(runId) ?? [];
-        const index = list.findIndex((record) => record.seq === seq);
-        if (index === -1) {
-          throw new RuntimeError('not_found', `no compensation ("${runId}", ${seq}) to update`, {
-            details: { runId, seq },
-          });
-        }
-        // An attempt replaces the error of the one before (none when it worked).
-        const { error: _previous, ...current } = list[index] as CompensationRecord;
-        list[index] = {
-          ...current,
-          status: update.status,
-          undoneAt: update.undoneAt,
-          ...(update.error === undefined ? {} : { error: { ...update.error } }),
-        };
-      }),
-
-    listCompensations: (runId) => perform(() => structuredClone(compensationsByRun.get(runId) ?? [])),
   };
 
   return {

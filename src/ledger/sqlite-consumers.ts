@@ -1,6 +1,6 @@
 import { corrupt } from './sqlite-rows.js';
-import type { ConsumerMethods } from './memory-consumers.js';
-import type { SqliteAccess } from './sqlite-tool-calls.js';
+import type { ConsumerStore } from './consumer-store.js';
+import type { SqliteAccess } from './sqlite-access.js';
 
 /** A consumer position as stored: `session_key` is '' for a consumer of every session (keys are never empty). */
 interface ConsumerRow {
@@ -11,7 +11,7 @@ interface ConsumerRow {
 }
 
 /** Create the consumer-position methods on the SQLite ledger's connection (its schema is already migrated). */
-export function createSqliteConsumers({ db, write, read }: SqliteAccess): ConsumerMethods {
+export function createSqliteConsumers({ db, write, read }: SqliteAccess): ConsumerStore {
   const getConsumer = db.prepare('SELECT * FROM consumers WHERE consumer = ? AND session_key = ?');
   const putConsumer = db.prepare(
     `INSERT INTO consumers (consumer, session_key, cursor, updated_at) VALUES (?, ?, ?, ?)

@@ -1,13 +1,8 @@
 import type { RuntimeEvent } from '../core/events.js';
-import type {
-  InboxRecord,
-  OpenRunStatus,
-  RunClose,
-  RunProgress,
-  RunRecord,
-  SessionRecord,
-  TurnRecord,
-} from './ledger.js';
+import type { InboxRecord } from './inbox-store.js';
+import type { OpenRunStatus, RunClose, RunProgress, RunRecord } from './run-store.js';
+import type { SessionRecord } from './session-store.js';
+import type { TurnRecord } from './transcript-store.js';
 import { eventBody, turnExtra } from './sqlite-rows.js';
 
 /** Statement parameters for each record (records -> rows; sqlite-rows.ts goes the other way). */

@@ -1,5 +1,5 @@
 import { errorCodes, type ErrorCode } from '../core/errors.js';
-import type { PlanRecord, StepResultRecord } from './plan-records.js';
+import type { PlanRecord, StepResultRecord } from './plan-store.js';
 import { corrupt, parseJson } from './sqlite-rows.js';
 
 /** Raw rows of `plans` and `plan_steps`, as better-sqlite3 returns them. */

@@ -9,9 +9,9 @@ import {
   type PlanRow,
   type StepResultRow,
 } from './sqlite-plan-rows.js';
-import { withApproved, type PlanMethods } from './plan-records.js';
+import { withApproved, type PlanStore } from './plan-store.js';
 import { constraint } from './sqlite-rows.js';
-import type { SqliteAccess } from './sqlite-tool-calls.js';
+import type { SqliteAccess } from './sqlite-access.js';
 
 function preparePlanStatements(db: Database.Database) {
   const prepare = (sql: string): Database.Statement => db.prepare(sql);
@@ -35,7 +35,7 @@ function preparePlanStatements(db: Database.Database) {
 }
 
 /** Create the plan-run methods on the SQLite ledger's connection (its schema is already migrated). */
-export function createSqlitePlans({ db, write, read }: SqliteAccess): PlanMethods {
+export function createSqlitePlans({ db, write, read }: SqliteAccess): PlanStore {
   const sql = preparePlanStatements(db);
   return {
     putPlan: (record) =>

@@ -1,14 +1,10 @@
 import { RuntimeError } from '../core/errors.js';
 import { errorCodes, type ErrorCode } from '../core/errors.js';
 import { runStatuses, type RuntimeEvent } from '../core/events.js';
-import {
-  inboxStatuses,
-  pausedRunStatuses,
-  type InboxRecord,
-  type RunRecord,
-  type SessionRecord,
-  type TurnRecord,
-} from './ledger.js';
+import { inboxStatuses, type InboxRecord } from './inbox-store.js';
+import { pausedRunStatuses, type RunRecord } from './run-store.js';
+import type { SessionRecord } from './session-store.js';
+import type { TurnRecord } from './transcript-store.js';
 
 /** Raw rows as better-sqlite3 returns them. */
 export interface SessionRow {

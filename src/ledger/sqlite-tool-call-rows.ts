@@ -3,17 +3,19 @@ import { errorCodes, type ErrorCode } from '../core/errors.js';
 import { corrupt, optional, parseJson } from './sqlite-rows.js';
 import {
   compensationStatuses,
+  type CompensationRecord,
+  type CompensationUpdate,
+} from './compensation-store.js';
+import {
   rememberOf,
   toolCallKinds,
   toolCallStatuses,
   type ApprovalDecision,
-  type CompensationRecord,
-  type CompensationUpdate,
   type ToolCallKey,
   type ToolCallRecord,
   type ToolCallResult,
   type ToolCallUpdate,
-} from './tool-call-records.js';
+} from './tool-call-store.js';
 
 /** Raw rows of `tool_calls` and `compensations`, as better-sqlite3 returns them. */
 export interface ToolCallRow {

@@ -1,28 +1,18 @@
 import type Database from 'better-sqlite3';
 import { RuntimeError } from '../core/errors.js';
 import { constraint } from './sqlite-rows.js';
+import type { SqliteAccess } from './sqlite-access.js';
 import {
-  compensationRow,
-  compensationUpdateRow,
-  toCompensationRecord,
   toolCallRow,
   toolCallUpdateRow,
   toToolCallRecord,
-  type CompensationRow,
   type ToolCallRow,
 } from './sqlite-tool-call-rows.js';
-import type { ToolCallMethods, ToolCallRecord } from './tool-call-records.js';
-
-/** How the SQLite ledger runs work: writes through its group commit, reads after its buffered deltas. */
-export interface SqliteAccess {
-  readonly db: Database.Database;
-  readonly write: (work: () => void, statements?: 'one' | 'many') => Promise<void>;
-  readonly read: <T>(work: () => T) => Promise<T>;
-}
+import type { ToolCallRecord, ToolCallStore } from './tool-call-store.js';
 
 /** The tool-call methods of the SQLite ledger, and what `loadSession` reads of them. */
 export interface SqliteToolCalls {
-  readonly methods: ToolCallMethods;
+  readonly methods: ToolCallStore;
   /** The calls of a run's latest recorded turn, by position (synchronous: `loadSession` runs it in a read). */
   readonly latestBatch: (runId: string) => ToolCallRecord[];
 }
@@ -54,18 +44,6 @@ function prepareToolCallStatements(db: Database.Database) {
     rememberedInSession: prepare(
       "SELECT DISTINCT tool FROM tool_calls WHERE session_key = ? AND remember = 'session' ORDER BY tool",
     ),
-    appendCompensation: prepare(
-      `INSERT INTO compensations (run_id, seq, session_key, tool_call_id, tool, args, result, status, error_code,
-         error_message, recorded_at, undone_at)
-       VALUES (@run_id, @seq, @session_key, @tool_call_id, @tool, @args, @result, @status, @error_code,
-         @error_message, @recorded_at, @undone_at)`,
-    ),
-    updateCompensation: prepare(
-      `UPDATE compensations SET status = @status, error_code = @error_code, error_message = @error_message,
-         undone_at = @undone_at
-       WHERE run_id = @run_id AND seq = @seq`,
-    ),
-    listCompensations: prepare('SELECT * FROM compensations WHERE run_id = ? ORDER BY seq'),
   };
 }
 
@@ -108,23 +86,6 @@ export function createSqliteToolCalls({ db, write, read }: SqliteAccess): Sqlite
           run: toolNames(sql.rememberedInRun.all(runId)),
           session: toolNames(sql.rememberedInSession.all(sessionKey)),
         })),
-
-      appendCompensation: (record) =>
-        write(
-          constraint(`compensation ("${record.runId}", ${record.seq})`, () =>
-            sql.appendCompensation.run(compensationRow(record)),
-          ),
-        ),
-      updateCompensation: (runId, seq, update) =>
-        write(() => {
-          if (sql.updateCompensation.run(compensationUpdateRow(runId, seq, update)).changes === 0) {
-            throw new RuntimeError('not_found', `no compensation ("${runId}", ${seq}) to update`, {
-              details: { runId, seq },
-            });
-          }
-        }, 'one'),
-      listCompensations: (runId) =>
-        read(() => (sql.listCompensations.all(runId) as CompensationRow[]).map(toCompensationRecord)),
     },
   };
 }

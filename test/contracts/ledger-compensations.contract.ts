@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
-import { type CurrentLedger, compensation, errorOf } from './ledger-fixtures.contract.js';
+import type { CompensationStore } from '../../src/ledger/index.js';
+import { type Current, compensation, errorOf } from './ledger-fixtures.contract.js';
 
 /** Compensations: what an undo runs, per run by `seq`. */
-export function describeCompensationsContract(current: CurrentLedger): void {
+export function describeCompensationsContract(current: Current<CompensationStore>): void {
   describe('compensations', () => {
     it("lists a run's compensations by seq with every field when appended out of order", async () => {
       const ledger = current();

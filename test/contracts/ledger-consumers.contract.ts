@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CurrentLedger } from './ledger-fixtures.contract.js';
+import type { ConsumerStore } from '../../src/ledger/index.js';
+import type { Current } from './ledger-fixtures.contract.js';
 
 /** Durable consumer positions: one per consumer name and session (none: every session). */
-export function describeConsumersContract(current: CurrentLedger): void {
+export function describeConsumersContract(current: Current<ConsumerStore>): void {
   describe('consumers', () => {
     it('answers undefined for a consumer that never stored a position', async () => {
       expect(await current().getConsumer('replies')).toBeUndefined();

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../../src/core/events.js';
-import { type CurrentLedger, delta, event, message, run, session, turn } from './ledger-fixtures.contract.js';
+import type { EventStore } from '../../src/ledger/index.js';
+import { type Current, delta, event } from './ledger-fixtures.contract.js';
 
 /** One event of most kinds, with nested, optional and absent fields (no deltas: they may be coalesced). */
 function varied(): RuntimeEvent[] {
@@ -82,7 +83,7 @@ function varied(): RuntimeEvent[] {
 }
 
 /** Events: the append-only log, its queries, cursors and pruning. */
-export function describeEventsContract(current: CurrentLedger): void {
+export function describeEventsContract(current: Current<EventStore>): void {
   describe('events', () => {
     it('reports 0 as the last cursor when no event was appended', async () => {
       expect(await current().lastCursor()).toBe(0);
@@ -179,22 +180,6 @@ export function describeEventsContract(current: CurrentLedger): void {
       expect(await ledger.readEvents({ after: 1 })).toEqual([all[2]]);
       expect(await ledger.pruneEvents(55)).toBe(0);
       expect(await ledger.lastCursor()).toBe(4);
-    });
-
-    it('keeps sessions, inbox, runs and turns when every event is pruned', async () => {
-      const ledger = current();
-      await ledger.putSession(session('s1'));
-      await ledger.appendMessage(message('s1', 'm1', 1));
-      await ledger.openRun(run('s1', 'r1'));
-      await ledger.appendTurns([turn('s1', 'r1', 0)]);
-      await ledger.appendEvents([event(1, 's1', 1), event(2, 's1', 2)]);
-      expect(await ledger.pruneEvents(Number.MAX_SAFE_INTEGER)).toBe(2);
-      expect(await ledger.getSession('s1')).toEqual(session('s1'));
-      expect(await ledger.listMessages('s1')).toEqual([message('s1', 'm1', 1)]);
-      expect(await ledger.getRun('r1')).toEqual(run('s1', 'r1'));
-      expect(await ledger.listOpenRuns()).toEqual([run('s1', 'r1')]);
-      expect(await ledger.listTurns('s1')).toEqual([turn('s1', 'r1', 0)]);
-      expect((await ledger.loadSession('s1')).pending).toEqual([message('s1', 'm1', 1)]);
     });
 
     it('resolves 0 when the log is empty', async () => {

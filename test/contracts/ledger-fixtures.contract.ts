@@ -14,6 +14,12 @@ import type {
 /** How an area's tests reach the ledger the contract made for the current test. */
 export type CurrentLedger = () => Ledger;
 
+/**
+ * How a store's suite reaches the store under test (the current test's ledger, seen as that store and the few
+ * methods of other stores its tests set up or check with).
+ */
+export type Current<Store> = () => Store;
+
 export function session(sessionKey: string, extra: Partial<SessionRecord> = {}): SessionRecord {
   return {
     sessionKey,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
-import type { InboxRecord, Ledger } from '../../src/ledger/index.js';
-import { type CurrentLedger, errorOf, message } from './ledger-fixtures.contract.js';
+import type { InboxRecord, InboxStore } from '../../src/ledger/index.js';
+import { type Current, errorOf, message } from './ledger-fixtures.contract.js';
 
 /** The inbox: records keyed by (session, order), updated by id on the newest record. */
-export function describeInboxContract(current: CurrentLedger): void {
+export function describeInboxContract(current: Current<InboxStore>): void {
   describe('inbox', () => {
     it('lists messages in order when they were appended out of order', async () => {
       const ledger = current();
@@ -66,7 +66,7 @@ export function describeInboxContract(current: CurrentLedger): void {
       for (const order of [1, 2, 3, 4]) await ledger.appendMessage(message('s1', `m${order}`, order));
       await ledger.updateMessages('s1', ['m2'], { status: 'consumed' });
       await ledger.updateMessages('s1', ['m3'], { status: 'cancelled' });
-      const ids = async (statuses: Parameters<Ledger['listMessages']>[1]) =>
+      const ids = async (statuses: Parameters<InboxStore['listMessages']>[1]) =>
         (await ledger.listMessages('s1', statuses)).map((record) => record.messageId);
       expect(await ids(['pending'])).toEqual(['m1', 'm4']);
       expect(await ids(['pending', 'cancelled'])).toEqual(['m1', 'm3', 'm4']);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
-import type { PlanRecord, StepResultRecord } from '../../src/ledger/index.js';
-import { type CurrentLedger, errorOf, plan, stepResult } from './ledger-fixtures.contract.js';
+import type { PlanRecord, PlanStore, StepResultRecord } from '../../src/ledger/index.js';
+import { type Current, errorOf, plan, stepResult } from './ledger-fixtures.contract.js';
 
 /** A step result that carries no data at all (the key is absent, not undefined). */
 function withoutData(runId: string, stepId: string, seq: number, extra: Partial<StepResultRecord> = {}) {
@@ -10,7 +10,7 @@ function withoutData(runId: string, stepId: string, seq: number, extra: Partial<
 }
 
 /** Plan runs: their definitions, approvals and the results of their finished steps. */
-export function describePlansContract(current: CurrentLedger): void {
+export function describePlansContract(current: Current<PlanStore>): void {
   describe('plans', () => {
     it('round-trips a plan with its JSON and approved steps and returns undefined for a run without one', async () => {
       const ledger = current();

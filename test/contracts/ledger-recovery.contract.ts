@@ -7,7 +7,9 @@ import {
   deltaText,
   event,
   message,
+  run,
   session,
+  toolCall,
   turn,
   withoutDeltas,
 } from './ledger-fixtures.contract.js';
@@ -22,7 +24,7 @@ async function inbox(current: CurrentLedger, sessionKey: string, statuses: reado
   }
 }
 
-/** What a restart reads: loadSession, listSessionsWithPending and runText. */
+/** What a restart reads across the stores: loadSession, listSessionsWithPending and runText (typed as the whole ledger). */
 export function describeRecoveryContract(current: CurrentLedger): void {
   describe('loadSession', () => {
     it('returns an empty state when the session is unknown', async () => {
@@ -126,6 +128,53 @@ export function describeRecoveryContract(current: CurrentLedger): void {
     });
   });
 
+  describe('loadSession (paused)', () => {
+    it('returns no paused run when the session has none paused', async () => {
+      const ledger = current();
+      await ledger.openRun(run('s1', 'r1'));
+      await ledger.putToolCalls([toolCall('s1', 'r1', 1, 0)]);
+      expect(await ledger.loadSession('s1')).not.toHaveProperty('paused');
+      expect(await ledger.loadSession('nobody')).not.toHaveProperty('paused');
+    });
+
+    it('returns the latest started paused run with the calls of its latest turn by position', async () => {
+      const ledger = current();
+      await ledger.openRun(run('s1', 'r1', 100));
+      await ledger.openRun(run('s1', 'r2', 200));
+      await ledger.openRun(run('s2', 'r9', 250));
+      await ledger.openRun(run('s1', 'r3', 300));
+      await ledger.setRunStatus('r2', 'awaiting_approval');
+      await ledger.setRunStatus('r1', 'awaiting_tool_results');
+      await ledger.setRunStatus('r9', 'awaiting_approval');
+      await ledger.putToolCalls([toolCall('s1', 'r2', 1, 0, { kind: 'ran', status: 'settled' })]);
+      await ledger.putToolCalls([toolCall('s1', 'r2', 2, 2), toolCall('s1', 'r2', 2, 0, { kind: 'ran' })]);
+      await ledger.putToolCalls([toolCall('s1', 'r2', 2, 1, { kind: 'deferred' })]);
+      await ledger.putToolCalls([toolCall('s1', 'r1', 3, 0), toolCall('s2', 'r9', 4, 0)]);
+      expect((await ledger.loadSession('s1')).paused).toEqual({
+        run: { ...run('s1', 'r2', 200), status: 'awaiting_approval' },
+        calls: [
+          toolCall('s1', 'r2', 2, 0, { kind: 'ran' }),
+          toolCall('s1', 'r2', 2, 1, { kind: 'deferred' }),
+          toolCall('s1', 'r2', 2, 2),
+        ],
+      });
+      await ledger.setRunStatus('r2', 'running');
+      expect((await ledger.loadSession('s1')).paused).toEqual({
+        run: { ...run('s1', 'r1', 100), status: 'awaiting_tool_results' },
+        calls: [toolCall('s1', 'r1', 3, 0)],
+      });
+    });
+
+    it('returns the paused run with no calls when none were recorded for it', async () => {
+      const ledger = current();
+      await ledger.openRun({ ...run('s1', 'r1'), status: 'awaiting_approval' });
+      expect((await ledger.loadSession('s1')).paused).toEqual({
+        run: { ...run('s1', 'r1'), status: 'awaiting_approval' },
+        calls: [],
+      });
+    });
+  });
+
   describe('listSessionsWithPending', () => {
     it('returns no key when nothing was recorded', async () => {
       expect(await current().listSessionsWithPending()).toEqual([]);
@@ -142,6 +191,24 @@ export function describeRecoveryContract(current: CurrentLedger): void {
       await ledger.updateMessages('e', ['m1'], { status: 'cancelled' });
       await ledger.putSession(session('f'));
       expect((await ledger.listSessionsWithPending()).sort()).toEqual(['a', 'c']);
+    });
+  });
+
+  describe('pruneEvents (what a restart reads)', () => {
+    it('keeps sessions, inbox, runs and turns when every event is pruned', async () => {
+      const ledger = current();
+      await ledger.putSession(session('s1'));
+      await ledger.appendMessage(message('s1', 'm1', 1));
+      await ledger.openRun(run('s1', 'r1'));
+      await ledger.appendTurns([turn('s1', 'r1', 0)]);
+      await ledger.appendEvents([event(1, 's1', 1), event(2, 's1', 2)]);
+      expect(await ledger.pruneEvents(Number.MAX_SAFE_INTEGER)).toBe(2);
+      expect(await ledger.getSession('s1')).toEqual(session('s1'));
+      expect(await ledger.listMessages('s1')).toEqual([message('s1', 'm1', 1)]);
+      expect(await ledger.getRun('r1')).toEqual(run('s1', 'r1'));
+      expect(await ledger.listOpenRuns()).toEqual([run('s1', 'r1')]);
+      expect(await ledger.listTurns('s1')).toEqual([turn('s1', 'r1', 0)]);
+      expect((await ledger.loadSession('s1')).pending).toEqual([message('s1', 'm1', 1)]);
     });
   });
 

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type CurrentLedger, session } from './ledger-fixtures.contract.js';
+import type { RecoveryStore, SessionStore } from '../../src/ledger/index.js';
+import { type Current, session } from './ledger-fixtures.contract.js';
 
-/** Sessions: put, get, list. */
-export function describeSessionsContract(current: CurrentLedger): void {
+/** Sessions: put, get, list (and the record as a restart loads it). */
+export function describeSessionsContract(
+  current: Current<SessionStore & Pick<RecoveryStore, 'loadSession'>>,
+): void {
   describe('sessions', () => {
     it('returns undefined when the session was never put', async () => {
       expect(await current().getSession('nobody')).toBeUndefined();
@@ -61,22 +64,6 @@ export function describeSessionsContract(current: CurrentLedger): void {
       await current().putSession(withPolicy);
       (withPolicy.toolPolicy as { allow: string[] }).allow.push('mutated');
       expect((await current().getSession('s2'))?.toolPolicy).toEqual({ allow: ['search'] });
-    });
-  });
-
-  describe('auth profile states', () => {
-    it('returns the last state saved for each profile when several were saved', async () => {
-      const ledger = current();
-      expect(await ledger.loadProfileStates()).toEqual(new Map());
-      await ledger.saveProfileState('oa-1', { errorCount: 1, cooldownUntil: 30_000 }, 1);
-      await ledger.saveProfileState('oa-2', { errorCount: 0 }, 2);
-      await ledger.saveProfileState('oa-1', { errorCount: 2, cooldownUntil: 90_000 }, 3);
-      expect(await ledger.loadProfileStates()).toEqual(
-        new Map<string, unknown>([
-          ['oa-1', { errorCount: 2, cooldownUntil: 90_000 }],
-          ['oa-2', { errorCount: 0 }],
-        ]),
-      );
     });
   });
 }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
-import type { ToolCallRecord } from '../../src/ledger/index.js';
-import { type CurrentLedger, errorOf, run, toolCall } from './ledger-fixtures.contract.js';
+import type { ToolCallRecord, ToolCallStore } from '../../src/ledger/index.js';
+import { type Current, errorOf, toolCall } from './ledger-fixtures.contract.js';
 
-/** The calls of paused tool batches: recorded, updated, listed, remembered, and brought back by loadSession. */
-export function describeToolCallsContract(current: CurrentLedger): void {
+/** The calls of paused tool batches: recorded, updated, listed and remembered (loadSession: the recovery suite). */
+export function describeToolCallsContract(current: Current<ToolCallStore>): void {
   describe('tool calls', () => {
     it("round-trips every field and lists a run's calls by turn then position when put out of order", async () => {
       const ledger = current();
@@ -149,53 +149,6 @@ export function describeToolCallsContract(current: CurrentLedger): void {
       expect(await ledger.rememberedTools('s1', 'r1')).toEqual({ run: ['write'], session: [] });
       await ledger.updateToolCall(key, { status: 'approved', decision: { decision: 'approve' } });
       expect(await ledger.rememberedTools('s1', 'r1')).toEqual({ run: [], session: [] });
-    });
-  });
-
-  describe('loadSession (paused)', () => {
-    it('returns no paused run when the session has none paused', async () => {
-      const ledger = current();
-      await ledger.openRun(run('s1', 'r1'));
-      await ledger.putToolCalls([toolCall('s1', 'r1', 1, 0)]);
-      expect(await ledger.loadSession('s1')).not.toHaveProperty('paused');
-      expect(await ledger.loadSession('nobody')).not.toHaveProperty('paused');
-    });
-
-    it('returns the latest started paused run with the calls of its latest turn by position', async () => {
-      const ledger = current();
-      await ledger.openRun(run('s1', 'r1', 100));
-      await ledger.openRun(run('s1', 'r2', 200));
-      await ledger.openRun(run('s2', 'r9', 250));
-      await ledger.openRun(run('s1', 'r3', 300));
-      await ledger.setRunStatus('r2', 'awaiting_approval');
-      await ledger.setRunStatus('r1', 'awaiting_tool_results');
-      await ledger.setRunStatus('r9', 'awaiting_approval');
-      await ledger.putToolCalls([toolCall('s1', 'r2', 1, 0, { kind: 'ran', status: 'settled' })]);
-      await ledger.putToolCalls([toolCall('s1', 'r2', 2, 2), toolCall('s1', 'r2', 2, 0, { kind: 'ran' })]);
-      await ledger.putToolCalls([toolCall('s1', 'r2', 2, 1, { kind: 'deferred' })]);
-      await ledger.putToolCalls([toolCall('s1', 'r1', 3, 0), toolCall('s2', 'r9', 4, 0)]);
-      expect((await ledger.loadSession('s1')).paused).toEqual({
-        run: { ...run('s1', 'r2', 200), status: 'awaiting_approval' },
-        calls: [
-          toolCall('s1', 'r2', 2, 0, { kind: 'ran' }),
-          toolCall('s1', 'r2', 2, 1, { kind: 'deferred' }),
-          toolCall('s1', 'r2', 2, 2),
-        ],
-      });
-      await ledger.setRunStatus('r2', 'running');
-      expect((await ledger.loadSession('s1')).paused).toEqual({
-        run: { ...run('s1', 'r1', 100), status: 'awaiting_tool_results' },
-        calls: [toolCall('s1', 'r1', 3, 0)],
-      });
-    });
-
-    it('returns the paused run with no calls when none were recorded for it', async () => {
-      const ledger = current();
-      await ledger.openRun({ ...run('s1', 'r1'), status: 'awaiting_approval' });
-      expect((await ledger.loadSession('s1')).paused).toEqual({
-        run: { ...run('s1', 'r1'), status: 'awaiting_approval' },
-        calls: [],
-      });
     });
   });
 }

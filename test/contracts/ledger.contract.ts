@@ -18,10 +18,12 @@ import {
 } from './ledger-fixtures.contract.js';
 import { describeInboxContract } from './ledger-inbox.contract.js';
 import { describePlansContract } from './ledger-plans.contract.js';
+import { describeProfilesContract } from './ledger-profiles.contract.js';
 import { describeRecoveryContract } from './ledger-recovery.contract.js';
 import { describeRunsContract } from './ledger-runs.contract.js';
 import { describeSessionsContract } from './ledger-sessions.contract.js';
 import { describeToolCallsContract } from './ledger-tool-calls.contract.js';
+import { describeTranscriptContract } from './ledger-transcript.contract.js';
 
 /** A closed ledger rejects every method with runtime_closed. */
 function describeCloseContract(current: () => Ledger): void {
@@ -69,6 +71,8 @@ function describeCloseContract(current: () => Ledger): void {
         () => ledger.pruneEvents(1),
         () => ledger.getConsumer('replies'),
         () => ledger.putConsumer({ consumer: 'replies', cursor: 1, updatedAt: 1 }),
+        () => ledger.loadProfileStates(),
+        () => ledger.saveProfileState('oa-1', { errorCount: 0 }, 1),
       ];
       for (const call of calls) expect(isRuntimeError(await errorOf(call()), 'runtime_closed')).toBe(true);
     });
@@ -81,7 +85,8 @@ function describeCloseContract(current: () => Ledger): void {
 }
 
 /**
- * Declare the tests every `Ledger` implementation must pass. `makeLedger` gives a fresh, empty ledger for
+ * Declare the tests every `Ledger` implementation must pass: one suite per store (each typed against its store's
+ * interface), the reads a restart makes across them, and close. `makeLedger` gives a fresh, empty ledger for
  * each test; `cleanup` runs after it is closed.
  */
 export function describeLedgerContract(
@@ -105,11 +110,13 @@ export function describeLedgerContract(
     describeSessionsContract(current);
     describeInboxContract(current);
     describeRunsContract(current);
+    describeTranscriptContract(current);
     describeToolCallsContract(current);
     describeCompensationsContract(current);
     describePlansContract(current);
     describeEventsContract(current);
     describeConsumersContract(current);
+    describeProfilesContract(current);
     describeRecoveryContract(current);
     describeCloseContract(current);
   });

@@ -1,5 +1,4 @@
 import type { ErrorInfo } from '../core/errors.js';
-import type { Ledger } from './ledger.js';
 
 /**
  * A plan run's definition as submitted: the plan and its options (opaque JSON here; the plan executor validates
@@ -36,11 +35,19 @@ export interface StepResultRecord {
   readonly recordedAt: number;
 }
 
-/** The ledger methods for plan runs. */
-export type PlanMethods = Pick<
-  Ledger,
-  'putPlan' | 'getPlan' | 'approvePlanSteps' | 'putStepResult' | 'listStepResults'
->;
+/** Where plan runs' definitions and step results are kept, so a resumed plan never runs a step again. */
+export interface PlanStore {
+  /** Record a plan run's definition; a run that already has one is refused (`invalid_input`). */
+  putPlan(record: PlanRecord): Promise<void>;
+  /** The plan run's definition; undefined when there is none. */
+  getPlan(runId: string): Promise<PlanRecord | undefined>;
+  /** Add step ids to a plan's approved list (ids already there keep their place); `not_found` without a plan. */
+  approvePlanSteps(runId: string, stepIds: readonly string[]): Promise<void>;
+  /** Record a finished step; a `(runId, stepId)` or `(runId, seq)` already recorded is refused (`invalid_input`). */
+  putStepResult(record: StepResultRecord): Promise<void>;
+  /** A plan run's step results by `seq`. */
+  listStepResults(runId: string): Promise<StepResultRecord[]>;
+}
 
 /** `approved` with the ids of `stepIds` it lacks appended, in their order (duplicates among them once). */
 export function withApproved(approved: readonly string[], stepIds: readonly string[]): string[] {

@@ -1,6 +1,4 @@
 import type { ApprovalChoice, ApprovalMemory } from '../core/approvals.js';
-import type { Ledger } from './ledger.js';
-import type { ErrorInfo } from '../core/errors.js';
 
 /**
  * What a call of a paused tool batch is: `ran` already has its result (a sibling that must never run twice),
@@ -87,47 +85,17 @@ export interface RememberedTools {
   readonly session: readonly string[];
 }
 
-/** Where a compensation stands: still to run, run by an undo, or failed (a later undo tries it again). */
-export const compensationStatuses = ['pending', 'done', 'failed'] as const;
-/** The status of a compensation. */
-export type CompensationStatus = (typeof compensationStatuses)[number];
-
-/**
- * The compensation of a tool call that succeeded and has an `undo`: the tool, its arguments and its result, in
- * the order the calls succeeded (`seq`, per run, from 1).
- */
-export interface CompensationRecord {
-  readonly sessionKey: string;
-  readonly runId: string;
-  readonly seq: number;
-  readonly toolCallId: string;
-  readonly tool: string;
-  readonly args: unknown;
-  readonly result: unknown;
-  readonly status: CompensationStatus;
-  readonly error?: ErrorInfo;
-  readonly recordedAt: number;
-  readonly undoneAt?: number;
+/** Where the calls of paused tool batches are kept, so a resume (even after a restart) rebuilds the batch. */
+export interface ToolCallStore {
+  /** Record the calls of a batch that paused; a key already recorded is refused (`invalid_input`). */
+  putToolCalls(records: readonly ToolCallRecord[]): Promise<void>;
+  /** Change a recorded call; `not_found` when there is none with that key. */
+  updateToolCall(key: ToolCallKey, update: ToolCallUpdate): Promise<void>;
+  /** A run's recorded calls, by turn then position. */
+  listToolCalls(runId: string): Promise<ToolCallRecord[]>;
+  /** Tools approved with `remember`: `run` ones of this run, `session` ones of any run of the session. */
+  rememberedTools(sessionKey: string, runId: string): Promise<RememberedTools>;
 }
-
-/** What an undo attempt changes on a compensation. */
-export interface CompensationUpdate {
-  readonly status: CompensationStatus;
-  readonly error?: ErrorInfo;
-  readonly undoneAt: number;
-}
-
-/** The ledger methods for the calls of paused batches and for compensations. */
-export type ToolCallMethods = Pick<
-  Ledger,
-  | 'putToolCalls'
-  | 'updateToolCall'
-  | 'listToolCalls'
-  | 'rememberedTools'
-  | 'appendCompensation'
-  | 'updateCompensation'
-  | 'listCompensations'
->;
 
 /**
  * How long a decision's approval lasts. A rejection is never remembered, whatever it says, so that

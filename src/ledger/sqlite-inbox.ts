@@ -1,0 +1,48 @@
+import type { InboxStore } from './inbox-store.js';
+import type { SqliteAccess } from './sqlite-access.js';
+import { inboxRow } from './sqlite-params.js';
+import { constraint, toInboxRecord, type InboxRow } from './sqlite-rows.js';
+
+/** Create the inbox store on the SQLite ledger's connection (its schema is already migrated). */
+export function createSqliteInbox({ db, write, read }: SqliteAccess): InboxStore {
+  const appendMessage = db.prepare(
+    `INSERT INTO inbox (session_key, ord, message_id, text, mode, status, accepted_at, sender_id, channel, thread,
+       run_id, summary)
+     VALUES (@session_key, @ord, @message_id, @text, @mode, @status, @accepted_at, @sender_id, @channel, @thread,
+       @run_id, @summary)`,
+  );
+  // The newest record of the id: a platform id accepted again after the dedupe window is a second record.
+  const updateMessage = db.prepare(
+    `UPDATE inbox SET status = @status, run_id = coalesce(@run_id, run_id), summary = coalesce(@summary, summary)
+     WHERE session_key = @session_key
+       AND ord = (SELECT max(ord) FROM inbox WHERE session_key = @session_key AND message_id = @message_id)`,
+  );
+  const listMessages = db.prepare('SELECT * FROM inbox WHERE session_key = ? ORDER BY ord');
+  return {
+    appendMessage: (record) =>
+      write(
+        constraint(`inbox order ${record.order} of "${record.sessionKey}"`, () =>
+          appendMessage.run(inboxRow(record)),
+        ),
+      ),
+    updateMessages: (sessionKey, messageIds, update) =>
+      write(() => {
+        for (const messageId of messageIds) {
+          updateMessage.run({
+            session_key: sessionKey,
+            message_id: messageId,
+            status: update.status,
+            run_id: update.runId ?? null,
+            summary: update.summary ?? null,
+          });
+        }
+      }),
+    listMessages: (sessionKey, statuses) =>
+      read(() => {
+        const records = (listMessages.all(sessionKey) as InboxRow[]).map(toInboxRecord);
+        return statuses === undefined
+          ? records
+          : records.filter((record) => statuses.includes(record.status));
+      }),
+  };
+}

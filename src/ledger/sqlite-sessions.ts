@@ -1,0 +1,30 @@
+import type { SessionStore } from './session-store.js';
+import type { SqliteAccess } from './sqlite-access.js';
+import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
+import { sessionRow } from './sqlite-params.js';
+import { toSessionRecord, type SessionRow } from './sqlite-rows.js';
+
+/** Create the session store on the SQLite ledger's connection; a corrupt record is skipped (and reported) in lists. */
+export function createSqliteSessions(
+  { db, write, read }: SqliteAccess,
+  corruptRows: CorruptRowLog,
+): SessionStore {
+  const getSession = db.prepare('SELECT * FROM sessions WHERE session_key = ?');
+  const putSession = db.prepare(
+    `INSERT INTO sessions (session_key, override, snapshot, epoch, last_seq, updated_at, tool_policy)
+     VALUES (@session_key, @override, @snapshot, @epoch, @last_seq, @updated_at, @tool_policy)
+     ON CONFLICT (session_key) DO UPDATE SET override = excluded.override, snapshot = excluded.snapshot,
+       epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at,
+       tool_policy = excluded.tool_policy`,
+  );
+  const listSessions = db.prepare('SELECT * FROM sessions');
+  return {
+    getSession: (sessionKey) =>
+      read(() => {
+        const row = getSession.get(sessionKey) as SessionRow | undefined;
+        return row === undefined ? undefined : toSessionRecord(row);
+      }),
+    putSession: (record) => write(() => putSession.run(sessionRow(record)), 'one'),
+    listSessions: () => read(() => corruptRows.readEach(listSessions.all() as SessionRow[], toSessionRecord)),
+  };
+}
