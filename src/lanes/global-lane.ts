@@ -3,12 +3,9 @@ import { z } from 'zod';
 import { abortReason, maxDurationMs } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
+import { createRateGate, type LaneRate, type RateGate } from './rate-gate.js';
 
-/** At most `limit` task starts per `intervalMs`. */
-export interface LaneRate {
-  limit: number;
-  intervalMs: number;
-}
+export type { LaneRate } from './rate-gate.js';
 
 /** A provider's own lane, separate from the shared one. */
 export interface ProviderLaneOptions {
@@ -37,7 +34,7 @@ export interface GlobalLaneOptions {
   perProvider?: Record<string, ProviderLaneOptions> | undefined;
   /** A task that waited longer than this before starting is reported to `onWaited`. @default 2000 */
   warnAfterMs?: number | undefined;
-  /** Measures how long tasks wait. */
+  /** Measures how long tasks wait and times the start rate. */
   clock: Clock;
   /** Called when a task starts after waiting longer than `warnAfterMs`. @default none */
   onWaited?: ((info: LaneWaitInfo) => void) | undefined;
@@ -82,6 +79,12 @@ const providerLaneSchema = z.object({
   rate: rateSchema.optional(),
 });
 
+function isClock(value: unknown): value is Clock {
+  if (typeof value !== 'object' || value === null) return false;
+  const clock = value as Partial<Clock>;
+  return [clock.now, clock.setTimeout, clock.clearTimeout].every((method) => typeof method === 'function');
+}
+
 const globalLaneOptionsSchema = z.object({
   concurrency: z.int().min(1).default(8),
   rate: rateSchema.optional(),
@@ -94,11 +97,9 @@ const globalLaneOptionsSchema = z.object({
     )
     .optional(),
   warnAfterMs: z.number().min(0).max(maxDurationMs).default(2000),
-  clock: z.custom<Clock>(
-    (value) =>
-      typeof value === 'object' && value !== null && typeof (value as Partial<Clock>).now === 'function',
-    { message: 'expected a Clock with a now() method' },
-  ),
+  clock: z.custom<Clock>(isClock, {
+    message: 'expected a Clock with now(), setTimeout() and clearTimeout()',
+  }),
   onWaited: z
     .custom<(info: LaneWaitInfo) => void>((value) => typeof value === 'function', {
       message: 'expected a function',
@@ -108,7 +109,10 @@ const globalLaneOptionsSchema = z.object({
 
 interface Lane {
   readonly name: string;
+  /** Caps how many tasks run at once; a task waiting for the rate holds its slot (it is next to start anyway). */
   readonly queue: PQueue;
+  /** The start-rate limit, on the injected clock; undefined when the lane has none. */
+  readonly gate: RateGate | undefined;
 }
 
 function parseOptions(options: GlobalLaneOptions): z.output<typeof globalLaneOptionsSchema> {
@@ -124,14 +128,19 @@ function parseOptions(options: GlobalLaneOptions): z.output<typeof globalLaneOpt
   });
 }
 
-function createLane(name: string, concurrency: number, rate: LaneRate | undefined): Lane {
-  // p-queue's rate limiting runs on the host timers (setTimeout/setInterval/Date.now); it cannot take our
-  // Clock, so only the wait measurement below follows the injected clock. Tests of the rate use fake timers.
-  const queue =
-    rate === undefined
-      ? new PQueue({ concurrency })
-      : new PQueue({ concurrency, intervalCap: rate.limit, interval: rate.intervalMs });
-  return { name, queue };
+/** A lane: p-queue for concurrency; its start rate on our own gate, since p-queue's interval uses host timers. */
+function createLane(name: string, concurrency: number, rate: LaneRate | undefined, clock: Clock): Lane {
+  return {
+    name,
+    queue: new PQueue({ concurrency }),
+    gate: rate === undefined ? undefined : createRateGate(rate, clock),
+  };
+}
+
+/** Waiting and running counts of a lane; a task waiting for the rate holds a p-queue slot but has not started. */
+function statsOf(lane: Lane): LaneStats {
+  const rateWaiting = lane.gate?.waiting ?? 0;
+  return { pending: lane.queue.size + rateWaiting, running: lane.queue.pending - rateWaiting };
 }
 
 /**
@@ -149,30 +158,69 @@ function whileWaiting(signal: AbortSignal): { signal: AbortSignal; started(): vo
   };
 }
 
-/** Create the global lane: a shared p-queue plus one per configured provider. Throws `invalid_input` on bad options. */
+/** What every lane of one global lane shares when it runs a task. */
+interface RunSettings {
+  readonly clock: Clock;
+  readonly warnAfterMs: number;
+  readonly onWaited: ((info: LaneWaitInfo) => void) | undefined;
+}
+
+function reportWait(
+  settings: RunSettings,
+  waited: { lane: Lane; enqueuedAt: number; position: number },
+  report: ((info: LaneWaitInfo) => void) | undefined,
+): void {
+  const waitedMs = settings.clock.now() - waited.enqueuedAt;
+  if (report === undefined || waitedMs <= settings.warnAfterMs) return;
+  try {
+    report({ lane: waited.lane.name, waitedMs, position: waited.position });
+  } catch {
+    // An observer that throws must not fail the run it observes.
+  }
+}
+
+/** Queue `task` in `lane`: a p-queue slot first, then a start from the rate gate, then the task itself. */
+function runInLane<T>(
+  lane: Lane,
+  task: () => Promise<T>,
+  options: LaneTaskOptions,
+  settings: RunSettings,
+): Promise<T> {
+  const { signal } = options;
+  const enqueuedAt = settings.clock.now();
+  const position = lane.queue.size + (lane.gate?.waiting ?? 0) + 1;
+  // Only a task that will wait needs its abort wired into p-queue (one controller and listener saved per
+  // run on the hot path when the lane has room).
+  const willWait = position > 1 || lane.queue.pending >= lane.queue.concurrency;
+  const waiting = signal === undefined || !willWait ? undefined : whileWaiting(signal);
+  const start = (): Promise<T> => {
+    reportWait(settings, { lane, enqueuedAt, position }, options.onWaited ?? settings.onWaited);
+    return task();
+  };
+  const { gate } = lane;
+  return lane.queue.add(
+    () => {
+      waiting?.started();
+      // Past p-queue the task may still wait for the rate; the caller's signal aborts that wait.
+      return gate === undefined || gate.tryTake() ? start() : gate.take(signal).then(start);
+    },
+    { signal: waiting?.signal },
+  );
+}
+
+/**
+ * Create the global lane: a shared lane plus one per configured provider, each a p-queue for concurrency and a
+ * rate gate on the injected clock. Throws `invalid_input` on bad options.
+ */
 export function createGlobalLane(options: GlobalLaneOptions): GlobalLane {
   const { concurrency, rate, perProvider, warnAfterMs, clock, onWaited } = parseOptions(options);
-  const shared = createLane(sharedLaneName, concurrency, rate);
+  const settings: RunSettings = { clock, warnAfterMs, onWaited };
+  const shared = createLane(sharedLaneName, concurrency, rate, clock);
   const providerLanes = new Map<string, Lane>();
   for (const [name, lane] of Object.entries(perProvider ?? {})) {
-    providerLanes.set(name, createLane(name, lane.concurrency ?? concurrency, lane.rate));
+    providerLanes.set(name, createLane(name, lane.concurrency ?? concurrency, lane.rate, clock));
   }
   let closing: Promise<void> | undefined;
-
-  function reportWait(
-    lane: Lane,
-    enqueuedAt: number,
-    position: number,
-    report: ((info: LaneWaitInfo) => void) | undefined,
-  ): void {
-    const waitedMs = clock.now() - enqueuedAt;
-    if (report === undefined || waitedMs <= warnAfterMs) return;
-    try {
-      report({ lane: lane.name, waitedMs, position });
-    } catch {
-      // An observer that throws must not fail the run it observes.
-    }
-  }
 
   return {
     run<T>(task: () => Promise<T>, runOptions: LaneTaskOptions = {}): Promise<T> {
@@ -182,36 +230,18 @@ export function createGlobalLane(options: GlobalLaneOptions): GlobalLane {
       const { provider, signal } = runOptions;
       if (signal?.aborted) return Promise.reject(abortReason(signal));
       const lane = (provider === undefined ? undefined : providerLanes.get(provider)) ?? shared;
-      const enqueuedAt = clock.now();
-      const position = lane.queue.size + 1;
-      // Only a task that will wait needs its abort wired into p-queue (one controller and listener saved per
-      // run on the hot path when the lane has room).
-      const willWait = position > 1 || lane.queue.pending >= lane.queue.concurrency;
-      const waiting = signal === undefined || !willWait ? undefined : whileWaiting(signal);
-      return lane.queue.add(
-        () => {
-          waiting?.started();
-          reportWait(lane, enqueuedAt, position, runOptions.onWaited ?? onWaited);
-          return task();
-        },
-        { signal: waiting?.signal },
-      );
+      return runInLane(lane, task, runOptions, settings);
     },
 
     stats(): Record<string, LaneStats> {
-      const stats: Record<string, LaneStats> = {
-        [sharedLaneName]: { pending: shared.queue.size, running: shared.queue.pending },
-      };
-      for (const lane of providerLanes.values()) {
-        stats[lane.name] = { pending: lane.queue.size, running: lane.queue.pending };
-      }
+      const stats: Record<string, LaneStats> = { [sharedLaneName]: statsOf(shared) };
+      for (const lane of providerLanes.values()) stats[lane.name] = statsOf(lane);
       return stats;
     },
 
     close(): Promise<void> {
-      closing ??= Promise.all([shared, ...providerLanes.values()].map((lane) => lane.queue.onIdle())).then(
-        () => undefined,
-      );
+      const lanes = [shared, ...providerLanes.values()];
+      closing ??= Promise.all(lanes.map((lane) => lane.queue.onIdle())).then(() => undefined);
       return closing;
     },
 

@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { systemClock } from '../../src/core/clock.js';
+import { describe, expect, it, vi } from 'vitest';
+import { fakeClock } from 'agentlanes/testing';
 import type { Clock } from '../../src/core/clock.js';
 import { createDeferred } from '../../src/core/deferred.js';
 import type { Deferred } from '../../src/core/deferred.js';
@@ -43,10 +43,6 @@ function createGatedTasks(count: number) {
   return { tasks, gates, started, maximum: () => maximum };
 }
 
-afterEach(() => {
-  vi.useRealTimers();
-});
-
 describe('createGlobalLane', () => {
   it('never runs more tasks than its concurrency when more are queued', async () => {
     const lane = createGlobalLane({ concurrency: 3, clock: createManualClock() });
@@ -76,29 +72,27 @@ describe('createGlobalLane', () => {
     await Promise.all(results);
   });
 
-  it('starts at most `limit` tasks per interval when a rate is set', async () => {
-    vi.useFakeTimers();
-    const origin = Date.now();
-    const lane = createGlobalLane({
-      rate: { limit: 2, intervalMs: 1000 },
-      clock: systemClock,
-    });
+  it('starts at most `limit` tasks per interval on the injected clock when a rate is set', async () => {
+    const clock = fakeClock();
+    const lane = createGlobalLane({ rate: { limit: 2, intervalMs: 1000 }, clock });
     const startedAt: number[] = [];
     const results = Array.from({ length: 6 }, () =>
       lane.run(() => {
-        startedAt.push(Date.now() - origin);
+        startedAt.push(clock.now());
         return Promise.resolve();
       }),
     );
-    await vi.advanceTimersByTimeAsync(0);
+    await clock.advance(0);
     expect(startedAt).toEqual([0, 0]);
-    await vi.advanceTimersByTimeAsync(999);
+    expect(lane.stats()).toEqual({ global: { pending: 4, running: 0 } });
+    await clock.advance(999);
     expect(startedAt).toEqual([0, 0]);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(startedAt).toEqual([0, 0, 1000, 1000]);
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advance(1000);
     expect(startedAt).toEqual([0, 0, 1000, 1000, 2000, 2000]);
     await Promise.all(results);
+    expect(clock.pendingTimers()).toBe(0);
   });
 
   it('queues a configured provider apart from the shared lane when it has its own entry', async () => {
