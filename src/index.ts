@@ -3,7 +3,6 @@ export {
   runtimeOptionsSchema,
   type Runtime,
   type RuntimeOptions,
-  type RuntimeConfig,
   type Session,
   type SessionStatus,
   type SessionState,
@@ -101,6 +100,17 @@ export {
   type ApprovalDecision,
   type CompensationRecord,
   type CompensationStatus,
+  type SessionStore,
+  type InboxStore,
+  type RunStore,
+  type TranscriptStore,
+  type ToolCallStore,
+  type CompensationStore,
+  type PlanStore,
+  type EventStore,
+  type ConsumerStore,
+  type ProfileStore,
+  type RecoveryStore,
 } from './ledger/index.js';
 export {
   queueModes,
@@ -114,3 +124,4 @@ export {
 export { summarizeOlderTurns, type Compactor, type CompactionInput } from './runner/compaction.js';
 export { classifyFailure, failureReasons, type FailureReason } from './policies/classify-failure.js';
 export type { AuthProfileConfig, SecretSource } from './runtime/auth-profiles.js';
+export type { ProfileStats } from './runtime/auth-profile-stats.js';

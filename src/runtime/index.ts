@@ -10,4 +10,4 @@ export type { SendResult } from './admit-message.js';
 export type { SessionState } from './session-activity.js';
 export type { EventStreamOptions } from './event-stream.js';
 export type { InboundMessageInput } from './inbound-message.js';
-export { runtimeOptionsSchema, type RuntimeOptions, type RuntimeConfig } from './runtime-options.js';
+export { runtimeOptionsSchema, type RuntimeOptions } from './runtime-options.js';

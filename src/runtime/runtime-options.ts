@@ -1,222 +1,269 @@
 import { z } from 'zod';
-import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
-import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
+import type { IdGenerator, Random } from '../core/ids.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { queueSettingsSchema } from '../policies/queue-settings.js';
-import { profileKinds } from '../policies/order-profiles.js';
-import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
-import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
+import type { ProfileKind } from '../policies/order-profiles.js';
+import type { DropPolicy, QueueMode } from '../policies/queue-settings.js';
+import type { ModelProvider, ThinkingLevel } from '../providers/model-provider.js';
+import type { Compactor } from '../runner/compaction.js';
 import type { Tool } from '../tools/define-tool.js';
-import { assertNoPrototypeKeys, isToolLike } from './option-keys.js';
+import { assertNoPrototypeKeys } from './option-keys.js';
+import { runtimeOptionsSchema } from './runtime-options-schema.js';
 
-const isFunction = (value: unknown): boolean => typeof value === 'function';
-const hasMethods =
-  (...names: string[]) =>
-  (value: unknown) =>
-    typeof value === 'object' &&
-    value !== null &&
-    names.every((name) => isFunction((value as Record<string, unknown>)[name]));
+export { runtimeOptionsSchema };
 
-/** Every duration option: whole milliseconds up to a year (longer would overflow nothing, but means a typo). */
-const durationMs = () => z.int().min(0).max(maxDurationMs);
-const rateSchema = z.object({ limit: z.int().min(1), intervalMs: durationMs().min(1) }).strict();
-const modelRefSchema = z.object({ provider: z.string().min(1), model: z.string().min(1) }).strict();
+/** Where the runtime opens its own SQLite ledger. */
+export interface SqliteLedgerLocation {
+  /** The database file; ':memory:' keeps it in memory. @default './agentlanes.db' */
+  path?: string | undefined;
+  /**
+   * 'full' fsyncs each group commit; 'normal' only at checkpoints (faster, may lose the last commits).
+   * @default 'full'
+   */
+  synchronous?: 'full' | 'normal' | undefined;
+  /** Prune old events (turns and runs are kept). @default none: events are kept forever */
+  retention?: EventRetentionOptions | undefined;
+}
 
-/** The options of `createRuntime`, validated once at construction. */
-export const runtimeOptionsSchema = z
-  .object({
-    /**
-     * A Ledger instance (the caller keeps owning it), or where the runtime opens its SQLite ledger: `path`
-     * (':memory:' allowed), `synchronous` (FULL fsyncs each group commit; NORMAL only at checkpoints) and an
-     * optional `retention` that prunes events older than `eventsMaxAgeMs` (turns and runs are kept).
-     * @default { path: './agentlanes.db', synchronous: 'full' }
-     */
-    ledger: z
-      .union([
-        z.custom<Ledger>(
-          hasMethods('appendEvents', 'readEvents', 'appendMessage', 'close'),
-          'expected a Ledger',
-        ),
-        z
-          .object({
-            path: z.string().min(1).default('./agentlanes.db'),
-            synchronous: z.enum(['full', 'normal']).default('full'),
-            retention: z
-              .object({ eventsMaxAgeMs: durationMs().min(1) })
-              .strict()
-              .optional(),
-          })
-          .strict(),
-      ])
-      .prefault({}),
-    providers: z.record(
-      z.string().min(1),
-      z.custom<ModelProvider>(hasMethods('stream'), 'expected a ModelProvider'),
-    ),
-    model: modelRefSchema
-      .extend({
-        fallbacks: z.array(modelRefSchema).default([]),
-        thinking: z.enum(thinkingLevels).optional(),
-      })
-      .strict(),
-    globalLane: z
-      .object({
-        concurrency: z.int().min(1).default(8),
-        rate: rateSchema.optional(),
-        perProvider: z
-          .record(
-            z.string(),
-            z.object({ concurrency: z.int().min(1).optional(), rate: rateSchema.optional() }).strict(),
-          )
-          .optional(),
-        warnAfterMs: z.number().min(0).max(maxDurationMs).default(2000),
-      })
-      .strict()
-      .prefault({}),
-    queue: queueSettingsSchema
-      .extend({ byChannel: z.record(z.string(), queueSettingsSchema).default({}) })
-      .strict()
-      .prefault({}),
-    tools: z.array(z.custom<Tool>(isToolLike, 'expected a tool from defineTool')).default([]),
-    limits: z
-      .object({
-        maxToolTurns: z.int().min(1).default(25),
-        runTimeoutMs: durationMs().min(1).default(600_000),
-        parallelToolCalls: z.int().min(1).default(4),
-        toolCorrectionBudget: z.int().min(0).default(3),
-        /** How long an interrupting message waits for the old run to end before it queues normally. */
-        interruptWaitMs: durationMs().default(15_000),
-        /** Earlier turns of the session sent with each run. */
-        historyTurns: z.int().min(0).default(50),
-        /**
-         * How long a paused run waits for decisions and results; then it continues, and what is still missing
-         * goes back to the model as an error result. @default 86_400_000 (24 h)
-         */
-        pauseTimeoutMs: durationMs().min(1).default(86_400_000),
-      })
-      .strict()
-      .prefault({}),
-    sessions: z
-      .object({ hibernateAfterMs: durationMs().min(1).default(300_000) })
-      .strict()
-      .prefault({}),
-    blocks: z
-      .object({ minChars: z.int().min(1).default(800), maxChars: z.int().min(1).default(1200) })
-      .strict()
-      .refine(
-        (blocks) => blocks.minChars <= blocks.maxChars,
-        'blocks.minChars must not exceed blocks.maxChars',
-      )
-      .prefault({}),
-    /**
-     * Tool policy layers, applied in order, each filtering what the previous one left: deny wins, an empty allow
-     * allows all, `*` / `prefix_*` globs and `group:name` entries (from `toolGroups`); nothing is granted back.
-     */
-    toolPolicy: z
-      .array(
-        z.object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() }).strict(),
-      )
-      .default([]),
-    /** Named groups of tool names or globs, used as `group:name` in `toolPolicy`. */
-    toolGroups: z.record(z.string(), z.array(z.string())).default({}),
-    /**
-     * Approval rules: `risk: 'high'` tools always pause for an operator; `alwaysApprove` (names or globs) marks
-     * more. @default { alwaysApprove: [] }
-     */
-    approvals: z
-      .object({ alwaysApprove: z.array(z.string().min(1)).default([]) })
-      .strict()
-      .prefault({}),
-    /** Credentials per provider, rotated on failure with cooldowns (BEHAVIOUR.md, "Auth profiles and failover"). */
-    authProfiles: z
-      .array(
-        z
-          .object({
-            id: z.string().min(1),
-            provider: z.string().min(1),
-            type: z.enum(profileKinds),
-            secret: z.union([
-              z.string().min(1),
-              z.object({ env: z.string().min(1) }).strict(),
-              z.object({ value: z.string().min(1) }).strict(),
-            ]),
-          })
-          .strict(),
-      )
-      .default([]),
-    /** An explicit profile order per provider (ids); profiles it omits follow in the default order. */
-    authOrder: z.record(z.string(), z.array(z.string().min(1))).default({}),
-    failover: z
-      .object({
-        /** Scope rate-limit cooldowns to the model that failed. @default false */
-        perModelCooldown: z.boolean().default(false),
-        /** Attempts per model call. @default clamp(24 + 8 × profiles, 32, 160) */
-        maxAttempts: z.int().min(1).optional(),
-        /**
-         * When every profile of every model is cooling, how long a run waits for the soonest one to come back
-         * before it fails with `provider_rate_limit` (docs/failover.md). @default 60_000
-         */
-        maxWaitMs: durationMs().default(60_000),
-      })
-      .strict()
-      .prefault({}),
-    /** Prices per million tokens, keyed 'provider/model'; a model without a price costs 0 (and says so). */
-    prices: z
-      .record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) }).strict())
-      .default({}),
-    /** Shrinks a conversation that overflows the model's context. @default the model summarises older turns */
-    compactor: z
-      .custom<Compactor>(isFunction, 'expected a compactor function')
-      .default(() => summarizeOlderTurns),
-    systemPrompt: z.string().optional(),
-    clock: z
-      .custom<Clock>(hasMethods('now', 'setTimeout', 'clearTimeout', 'sleep'), 'expected a Clock')
-      .default(systemClock),
-    random: z.custom<Random>(isFunction, 'expected a function returning [0, 1)').default(() => Math.random),
-    ids: z
-      .custom<IdGenerator>(isFunction, 'expected an id generator (prefix) => string')
-      .default(() => randomIds),
-    /** Where runtime-internal failures (a ledger write that failed in the background) are reported. */
-    onError: z.custom<(error: unknown) => void>(isFunction).optional(),
-  })
-  .strict()
-  .superRefine((options, context) => {
-    const ids = new Set<string>();
-    for (const profile of options.authProfiles) {
-      if (ids.has(profile.id)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['authProfiles'],
-          message: `auth profile id "${profile.id}" is used twice`,
-        });
-      }
-      ids.add(profile.id);
-      if (!Object.hasOwn(options.providers, profile.provider)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['authProfiles'],
-          message: `auth profile "${profile.id}" names provider "${profile.provider}", which is not in providers`,
-        });
-      }
-    }
-    for (const ref of [options.model, ...options.model.fallbacks]) {
-      if (!Object.hasOwn(options.providers, ref.provider)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['model'],
-          message: `model provider "${ref.provider}" is not in providers (${Object.keys(options.providers).join(', ') || 'none'})`,
-        });
-      }
-    }
-  });
+/** How long the runtime's own ledger keeps events. */
+export interface EventRetentionOptions {
+  /** Events older than this many ms are pruned, at start and then hourly. */
+  eventsMaxAgeMs: number;
+}
 
-/** What callers pass to `createRuntime`. */
-export type RuntimeOptions = z.input<typeof runtimeOptionsSchema>;
-/** The validated runtime configuration. */
+/** A provider and one of its models. */
+export interface ModelRef {
+  /** A key of `providers`. */
+  provider: string;
+  /** The provider's model name. */
+  model: string;
+}
+
+/** The model every run starts with, and what it falls back to. */
+export interface ModelOptions extends ModelRef {
+  /** Models tried in order when this one fails with a failover reason (docs/failover.md). @default [] */
+  fallbacks?: ModelRef[] | undefined;
+  /**
+   * The thinking level runs start from; lowered for the run when a model refuses it. @default the model's own
+   */
+  thinking?: ThinkingLevel | undefined;
+}
+
+/** A rate limit: at most `limit` model calls started per `intervalMs`. */
+export interface RateOptions {
+  /** Calls allowed per interval. */
+  limit: number;
+  /** The interval, in ms. */
+  intervalMs: number;
+}
+
+/** The lane every model call of every session passes through. */
+export interface GlobalLaneOptions {
+  /** Model calls in flight at once, over every session. @default 8 */
+  concurrency?: number | undefined;
+  /** A rate limit over every model call. @default none */
+  rate?: RateOptions | undefined;
+  /** Tighter limits per provider, keyed by provider name, applied on top of the global ones. @default none */
+  perProvider?: Record<string, ProviderLaneOptions> | undefined;
+  /** A call that waits longer than this for the lane emits `lane.waited` when it starts. @default 2000 */
+  warnAfterMs?: number | undefined;
+}
+
+/** One provider's own limits inside the global lane. */
+export interface ProviderLaneOptions {
+  /** Model calls in flight at once to this provider. @default the global concurrency */
+  concurrency?: number | undefined;
+  /** A rate limit over this provider's calls. @default none */
+  rate?: RateOptions | undefined;
+}
+
+/** Queue settings of one layer; every field left out falls through to the next layer (BEHAVIOUR.md). */
+export interface QueueLayerOptions {
+  /** What a message does when its session is busy. @default 'collect' */
+  mode?: QueueMode | undefined;
+  /** Quiet time after the last queued message before the queue drains, in ms. @default 1000 */
+  debounceMs?: number | undefined;
+  /** Longest wait after a run ended before the queue drains anyway, in ms. @default 5000 */
+  maxWaitMs?: number | undefined;
+  /** Most messages a session's queue holds (at most 10,000). @default 20 */
+  cap?: number | undefined;
+  /** What a full queue does with a newcomer. @default 'summarize' */
+  drop?: DropPolicy | undefined;
+}
+
+/** The runtime's queue settings, and overrides per channel (the part of the session key before ':'). */
+export interface QueueOptions extends QueueLayerOptions {
+  /** Queue settings per channel, between the runtime's and the session's. @default {} */
+  byChannel?: Record<string, QueueLayerOptions> | undefined;
+}
+
+/** Bounds on one run. */
+export interface LimitsOptions {
+  /** Model turns that ask for tools in one run before it fails with `turn_limit`. @default 25 */
+  maxToolTurns?: number | undefined;
+  /** Longest a run may take before it ends with status 'timeout', in ms. @default 600_000 (10 min) */
+  runTimeoutMs?: number | undefined;
+  /** Tool calls of one model turn run at once; 1 runs them one at a time. @default 4 */
+  parallelToolCalls?: number | undefined;
+  /** Invalid tool arguments sent back to the model for correction per run before it fails. @default 3 */
+  toolCorrectionBudget?: number | undefined;
+  /**
+   * How long an interrupting message waits for the old run to end before it queues normally. @default 15_000
+   */
+  interruptWaitMs?: number | undefined;
+  /** Earlier turns of the session sent with each run. @default 50 */
+  historyTurns?: number | undefined;
+  /**
+   * How long a paused run waits for decisions and results before it continues without them. @default
+   * 86_400_000 (24 h)
+   */
+  pauseTimeoutMs?: number | undefined;
+}
+
+/** Session lifetime in memory. */
+export interface SessionsOptions {
+  /**
+   * An idle session leaves memory after this many ms (its state stays in the ledger). @default 300_000 (5
+   * min)
+   */
+  hibernateAfterMs?: number | undefined;
+}
+
+/** How streamed text is cut into `assistant.block` events. */
+export interface BlocksOptions {
+  /** A block is not cut before this many characters. @default 800 */
+  minChars?: number | undefined;
+  /** A block is cut by this many characters at the latest. @default 1200 */
+  maxChars?: number | undefined;
+}
+
+/** One tool policy layer: deny wins, an empty allow allows all; `*`, `prefix_*` and `group:name` entries. */
+export interface ToolPolicyLayer {
+  /** Tools this layer lets through. @default every tool the previous layer left */
+  allow?: string[] | undefined;
+  /** Tools this layer removes. @default none */
+  deny?: string[] | undefined;
+}
+
+/** Which tool calls pause for an operator. */
+export interface ApprovalOptions {
+  /** Tool names or globs that always need approval, besides every `risk: 'high'` tool. @default [] */
+  alwaysApprove?: string[] | undefined;
+}
+
+/**
+ * One credential of a provider, rotated on failure with cooldowns (BEHAVIOUR.md, "Auth profiles and
+ * failover").
+ */
+export interface AuthProfileOption {
+  /** A unique id, used in `authOrder`, events and the ledger (never the secret). */
+  id: string;
+  /** A key of `providers`. */
+  provider: string;
+  /** How it authenticates; without `authOrder`, oauth is tried before token before api_key. */
+  type: ProfileKind;
+  /** The secret (`'sk-…'` or `{ value }`), or `{ env }` to read it from an environment variable at call time. */
+  secret: string | SecretFromEnvironment | SecretValue;
+}
+
+/** A secret read from an environment variable at call time (so a rotated key needs no restart). */
+export interface SecretFromEnvironment {
+  /** The variable's name; a profile whose variable is unset is skipped and reported, never called. */
+  env: string;
+}
+
+/** A secret given as a value. */
+export interface SecretValue {
+  /** The secret itself; it is scrubbed from every error message and never reaches the ledger or events. */
+  value: string;
+}
+
+/** What happens when a model call fails. */
+export interface FailoverOptions {
+  /** Scope rate-limit cooldowns to the model that failed. @default false */
+  perModelCooldown?: boolean | undefined;
+  /** Attempts per model call, over every profile and model. @default clamp(24 + 8 × profiles, 32, 160) */
+  maxAttempts?: number | undefined;
+  /**
+   * When every profile of every model is cooling, how long a call waits for the soonest one. @default 60_000
+   */
+  maxWaitMs?: number | undefined;
+}
+
+/** A model's price per million tokens. */
+export interface PriceOptions {
+  /** Per million input tokens. */
+  input: number;
+  /** Per million output tokens. */
+  output: number;
+}
+
+/**
+ * The options of `createRuntime`; every one is validated at construction (bad ones throw `invalid_input`).
+ */
+export interface RuntimeOptions {
+  /**
+   * A Ledger instance (the caller keeps owning it), or where the runtime opens its SQLite ledger. @default {
+   * path: './agentlanes.db', synchronous: 'full' }
+   */
+  ledger?: Ledger | SqliteLedgerLocation | undefined;
+  /** The model providers, by name. */
+  providers: Record<string, ModelProvider>;
+  /** The model runs use, and its fallbacks. */
+  model: ModelOptions;
+  /** Concurrency and rate limits over every model call. @default { concurrency: 8, warnAfterMs: 2000 } */
+  globalLane?: GlobalLaneOptions | undefined;
+  /** Queue settings for messages that arrive while a session is busy. @default { mode: 'collect' } */
+  queue?: QueueOptions | undefined;
+  /** The tools runs may call, made with `defineTool`. @default [] */
+  tools?: Tool[] | undefined;
+  /** Bounds on each run. @default { maxToolTurns: 25, runTimeoutMs: 600_000, parallelToolCalls: 4 } */
+  limits?: LimitsOptions | undefined;
+  /** Session lifetime in memory. @default { hibernateAfterMs: 300_000 } */
+  sessions?: SessionsOptions | undefined;
+  /** How streamed text is cut into blocks. @default { minChars: 800, maxChars: 1200 } */
+  blocks?: BlocksOptions | undefined;
+  /** Tool policy layers, each filtering what the previous one left; nothing is granted back. @default [] */
+  toolPolicy?: ToolPolicyLayer[] | undefined;
+  /** Named groups of tool names or globs, used as `group:name` in `toolPolicy`. @default {} */
+  toolGroups?: Record<string, string[]> | undefined;
+  /** Which tool calls pause for an operator. @default { alwaysApprove: [] } */
+  approvals?: ApprovalOptions | undefined;
+  /** Credentials per provider, rotated on failure with cooldowns. @default [] (calls carry no credential) */
+  authProfiles?: AuthProfileOption[] | undefined;
+  /**
+   * An explicit profile order per provider (ids); profiles it omits follow in the default order. @default {}
+   */
+  authOrder?: Record<string, string[]> | undefined;
+  /** Failover bounds and cooldown scope. @default { perModelCooldown: false, maxWaitMs: 60_000 } */
+  failover?: FailoverOptions | undefined;
+  /**
+   * Prices per million tokens, keyed 'provider/model'; a model without a price costs 0 (and says so).
+   * @default {}
+   */
+  prices?: Record<string, PriceOptions> | undefined;
+  /** Shrinks a conversation that overflows the model's context. @default the model summarises older turns */
+  compactor?: Compactor | undefined;
+  /** The system prompt of every run. @default none */
+  systemPrompt?: string | undefined;
+  /** Time for every timer, timeout and timestamp; tests pass `fakeClock()`. @default the system clock */
+  clock?: Clock | undefined;
+  /** Randomness for retry jitter; tests pass `seededRandom(seed)`. @default Math.random */
+  random?: Random | undefined;
+  /** Makes ids (`run_…`, `msg_…`); tests pass `sequentialIds()`. @default random UUID-based ids */
+  ids?: IdGenerator | undefined;
+  /**
+   * Where runtime-internal failures (a background ledger write that failed) are reported. @default
+   * console.error
+   */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+/** The validated runtime configuration, defaults filled in. @internal */
 export type RuntimeConfig = z.output<typeof runtimeOptionsSchema>;
 
-/** Validate options; bad configuration throws `invalid_input` naming every bad field. */
+/** Validate options; bad configuration throws `invalid_input` naming every bad field. @internal */
 export function parseRuntimeOptions(options: RuntimeOptions): RuntimeConfig {
   assertNoPrototypeKeys(options);
   const parsed = runtimeOptionsSchema.safeParse(options);
