@@ -1,11 +1,10 @@
-import { abortReason, type Clock } from '../core/clock.js';
-import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
+import { RuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
 import type { Random } from '../core/ids.js';
-import { backoffDelay } from '../policies/backoff.js';
 import type { Tool } from '../tools/define-tool.js';
-import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
-import { invokeTool } from '../tools/invoke-tool.js';
+import { executeTool } from '../tools/execute-tool.js';
+import { resolveTool } from '../tools/resolve-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { inputTable } from './input-table.js';
 import type { PlanOptions } from './plan-schema.js';
@@ -33,9 +32,6 @@ export interface StepUnit {
   readonly args: Readonly<Record<string, unknown>>;
 }
 
-/** Errors not worth retrying: the call itself is wrong, or the run is stopping. */
-const permanent = new Set(['args_invalid', 'args_unresolved', 'tool_denied', 'invalid_input', 'cancelled']);
-
 /** The result of a step that failed before or while running, with its events. */
 export function failStep(
   context: StepRunContext,
@@ -58,31 +54,26 @@ export function failStep(
   return { stepId: unit.id, success: false, error, metadata };
 }
 
-/** The tool a unit calls, validated args included; an error result when it cannot be called. */
+/** The tool a unit calls, validated args included (the one policy and argument check); an error when it cannot. */
 function prepare(context: StepRunContext, unit: StepUnit): { tool: Tool; args: unknown } | ErrorInfo {
-  if (context.tools.isDenied(unit.tool)) {
-    return { code: 'tool_denied', message: `the tool "${unit.tool}" is not allowed here` };
-  }
-  const tool = context.tools.get(unit.tool);
-  if (tool === undefined) return { code: 'not_found', message: `unknown tool "${unit.tool}"` };
-  if (tool.execute === undefined) {
+  const resolved = resolveTool(context.tools, unit.tool, unit.args);
+  if (!resolved.ok) return resolved.error;
+  if (resolved.tool.execute === undefined) {
     return {
       code: 'tool_failed',
       message: `"${unit.tool}" is a deferred tool; plans can only run tools with execute`,
     };
   }
-  const parsed = tool.input.safeParse(unit.args);
-  if (!parsed.success) return { code: 'args_invalid', message: describeInvalidArgs(unit.tool, parsed.error) };
-  return { tool, args: parsed.data };
+  return { tool: resolved.tool, args: resolved.args };
 }
 
 /**
  * Run one unit: validate its args against the tool's schema, show them (an `assistant.delta` markdown table),
- * call the tool under the step timeout, and retry transient failures with exponential backoff and full jitter.
- * Never throws: an abort comes back as a `cancelled` result.
+ * and run the tool through the one tool executor with the plan's step timeout and retries as defaults. Never
+ * throws: an abort comes back as a `cancelled` result.
  */
 export async function runStep(context: StepRunContext, unit: StepUnit): Promise<StepResult> {
-  const { runId, clock, options, signal } = context;
+  const { runId, clock, options } = context;
   const startedAt = clock.now();
   const metadata = (retries: number) => ({ executionTime: clock.now() - startedAt, retries, startedAt });
   const prepared = prepare(context, unit);
@@ -90,38 +81,17 @@ export async function runStep(context: StepRunContext, unit: StepUnit): Promise<
   const { tool, args } = prepared;
   context.emit({ type: 'assistant.delta', runId, delta: inputTable(unit.id, unit.tool, unit.args) });
   context.emit({ type: 'tool.called', runId, toolCallId: unit.id, tool: unit.tool, args, stepId: unit.id });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const output = await invokeTool(tool, args, {
-        signal,
-        clock,
-        timeoutMs: tool.timeoutMs ?? options.timeoutMs,
-        context: { toolCallId: unit.id, sessionKey: context.sessionKey, runId },
-      });
-      const checked = tool.output?.safeParse(output);
-      if (checked !== undefined && !checked.success) {
-        const error = {
-          code: 'tool_failed',
-          message: `"${unit.tool}" returned output that does not match its schema`,
-        } as const;
-        return failStep(context, unit, error, metadata(attempt));
-      }
-      return succeed(context, unit, tool, args, output, metadata(attempt));
-    } catch (error) {
-      if (signal.aborted) return failStep(context, unit, toErrorInfo(abortReason(signal)), metadata(attempt));
-      const info = toErrorInfo(error);
-      if (attempt < options.retries && !permanent.has(info.code)) {
-        try {
-          await clock.sleep(backoffDelay(attempt, context.random, { baseMs: options.retryBaseMs }), signal);
-        } catch {
-          return failStep(context, unit, toErrorInfo(abortReason(signal)), metadata(attempt));
-        }
-        continue;
-      }
-      const code = info.code === 'timeout' || isRuntimeError(error) ? info.code : 'tool_failed';
-      return failStep(context, unit, { code, message: info.message }, metadata(attempt));
-    }
-  }
+  const outcome = await executeTool(tool, args, {
+    signal: context.signal,
+    clock,
+    random: context.random,
+    call: { toolCallId: unit.id, sessionKey: context.sessionKey, runId },
+    timeoutMs: options.timeoutMs,
+    retry: { attempts: options.retries, baseMs: options.retryBaseMs },
+  });
+  const retries = Math.max(0, outcome.attempts - 1);
+  if (!outcome.ok) return failStep(context, unit, outcome.error, metadata(retries));
+  return succeed(context, unit, tool, args, outcome.output, metadata(retries));
 }
 
 function succeed(

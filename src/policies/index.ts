@@ -65,3 +65,13 @@ export { approvalMemories, needsApproval } from './approval-rules.js';
 export type { ApprovalInput, ApprovalMemory } from './approval-rules.js';
 export { failureClassOf, failurePrecedence, runFailureCode } from './error-ladder.js';
 export type { FailureClass } from './error-ladder.js';
+export {
+  isTransientToolFailure,
+  nextToolRetryDelay,
+  noToolRetry,
+  toolFailureKinds,
+  toolRetryFor,
+} from './tool-retry.js';
+export type { ToolFailureKind, ToolRetrySettings } from './tool-retry.js';
+export { admittedMessageIds, stillToRun } from './still-to-run.js';
+export type { AdmittingTurn, RecoverableMessage } from './still-to-run.js';

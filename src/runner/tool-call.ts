@@ -1,11 +1,10 @@
 import { abortReason } from '../core/clock.js';
-import { RuntimeError, toErrorInfo, type ErrorCode } from '../core/errors.js';
-import { backoffDelay } from '../policies/backoff.js';
-import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
+import { RuntimeError, type ErrorCode } from '../core/errors.js';
 import type { ToolCall } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
+import { executeTool } from '../tools/execute-tool.js';
+import { resolveTool } from '../tools/resolve-tool.js';
 import type { RunContext } from './run-context.js';
-import { attemptTool } from './tool-attempt.js';
 
 /** The result of one tool call as it goes back to the model. */
 export interface ToolResult {
@@ -62,10 +61,10 @@ export function serialize(output: unknown): string {
 }
 
 /**
- * Validate and run one tool call, retrying a failed attempt when the tool asks for it, and checking its output
- * against the tool's output schema. Model mistakes (unknown tool, invalid args) and tool failures come back as
- * error results for the model; an abort of the run and a denied tool throw. A call that needs approval (and was
- * not approved) or has no executor comes back pending, without running.
+ * Validate and run one tool call through the one tool executor (policy check, timeout, retry rule, output
+ * schema). Model mistakes (unknown tool, invalid args) and tool failures come back as error results for the
+ * model; an abort of the run and a denied tool throw. A call that needs approval (and was not approved) or has no
+ * executor comes back pending, without running.
  */
 export async function executeToolCall(
   context: RunContext,
@@ -76,77 +75,46 @@ export async function executeToolCall(
   const args = options.args ?? call.args;
   const called = (): void =>
     context.emit({ type: 'tool.called', runId, toolCallId: call.id, tool: call.name, args });
-  if (context.tools.isDenied(call.name)) {
+  const resolved = resolveTool(context.tools, call.name, args);
+  if (!resolved.ok) {
     called();
+    const { code, message } = resolved.error;
     // Not a correctable mistake: asking again for a denied tool would only burn the correction budget.
-    errorResult(context, call, 'tool_denied', `the tool "${call.name}" is not allowed here`);
+    if (code !== 'tool_denied') return errorResult(context, call, code, message, true);
+    errorResult(context, call, code, message);
     throw new RuntimeError('tool_denied', `the model called "${call.name}", which the tool policy denies`);
   }
-  const tool = context.tools.get(call.name);
-  if (tool === undefined) {
-    called();
-    const known = context.tools.specs.map((spec) => spec.name).join(', ') || 'none';
-    return errorResult(context, call, 'not_found', `unknown tool "${call.name}" (available: ${known})`, true);
-  }
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) {
-    called();
-    return errorResult(context, call, 'args_invalid', describeInvalidArgs(call.name, parsed.error), true);
-  }
+  const { tool } = resolved;
   // A deferred tool never asks for approval: whoever supplies its result decides what it does.
   if (tool.execute === undefined) return { call, needs: 'deferred' };
   if (options.approved !== true && (await context.approvals.needsApproval(tool))) {
     return { call, needs: 'approval' };
   }
   called();
-  return runAttempts(context, tool, call, parsed.data);
+  return runToolCall(context, tool, call, resolved.args);
 }
 
-async function runAttempts(
+async function runToolCall(
   context: RunContext,
   tool: Tool,
   call: ToolCall,
   args: unknown,
 ): Promise<ToolResult> {
   const { runId, signal } = context;
-  const startedAt = context.clock.now();
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const output = await attemptTool(context, tool, call, args);
-      const checked = tool.output?.safeParse(output);
-      if (checked !== undefined && !checked.success) {
-        return errorResult(
-          context,
-          call,
-          'tool_failed',
-          `"${call.name}" returned output that does not match its schema`,
-        );
-      }
-      const durationMs = context.clock.now() - startedAt;
-      context.emit({
-        type: 'tool.succeeded',
-        runId,
-        toolCallId: call.id,
-        tool: call.name,
-        output,
-        durationMs,
-      });
-      if (tool.undo !== undefined) context.compensate({ toolCallId: call.id, tool: call.name, args, output });
-      return { call, content: serialize(output), isError: false, correctable: false };
-    } catch (error) {
-      if (signal.aborted) throw abortReason(signal);
-      const retry = tool.retry;
-      if (retry !== undefined && attempt < retry.attempts) {
-        await context.clock.sleep(
-          backoffDelay(attempt, context.failover.random, { baseMs: retry.baseMs }),
-          signal,
-        );
-        continue;
-      }
-      const info = toErrorInfo(error);
-      return errorResult(context, call, info.code === 'timeout' ? 'timeout' : 'tool_failed', info.message);
-    }
+  const outcome = await executeTool(tool, args, {
+    signal,
+    clock: context.clock,
+    random: context.failover.random,
+    call: { toolCallId: call.id, sessionKey: context.sessionKey, runId },
+  });
+  if (!outcome.ok) {
+    if (signal.aborted) throw abortReason(signal);
+    return errorResult(context, call, outcome.error.code, outcome.error.message);
   }
+  const { output, durationMs } = outcome;
+  context.emit({ type: 'tool.succeeded', runId, toolCallId: call.id, tool: call.name, output, durationMs });
+  if (tool.undo !== undefined) context.compensate({ toolCallId: call.id, tool: call.name, args, output });
+  return { call, content: serialize(output), isError: false, correctable: false };
 }
 
 /** Record a call that never launched because steering took over: a synthetic result and `tool.skipped`. */

@@ -11,7 +11,7 @@ import type { ActivePlans } from './plan-run.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from './event-bus.js';
 import type { SessionGate } from './session-gate.js';
-import type { WorkInProgress } from './settle-work.js';
+import type { ActiveUndo } from './undo-run.js';
 
 /** What session handles share with their runtime. */
 export interface RuntimeInternals {
@@ -38,8 +38,8 @@ export interface RuntimeInternals {
   readonly alwaysApprove: readonly string[];
   /** Plan runs executing now, per session (abort reaches them). */
   readonly activePlans: ActivePlans;
-  /** Undos running now: `close()` waits for them, then aborts them. */
-  readonly activeUndos: Set<WorkInProgress>;
+  /** Undos running now: `close()` waits for them, then aborts them; `session.abort()` aborts its session's. */
+  readonly activeUndos: Set<ActiveUndo>;
   /** Plan runs an `approvePlan` is resuming (a second approval of the same pause is refused). */
   readonly resumingPlans: Set<string>;
   /** Where background failures (a ledger write) are reported. */

@@ -1,8 +1,9 @@
 import type { LiveSession } from '../actors/session-registry.js';
 import { createDeferred } from '../core/deferred.js';
-import { RuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import { invokeTool } from '../tools/invoke-tool.js';
-import { settleWork } from './settle-work.js';
+import { RuntimeError, type ErrorInfo } from '../core/errors.js';
+import type { CompensationRecord } from '../ledger/ledger.js';
+import { executeTool } from '../tools/execute-tool.js';
+import { settleWork, type WorkInProgress } from './settle-work.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 /** What became of one compensation in an undo. */
@@ -20,10 +21,16 @@ export interface UndoResult {
   readonly steps: readonly UndoStep[];
 }
 
+/** An undo running now: its abort (which `abort()` and `close()` reach) and its session. */
+export interface ActiveUndo extends WorkInProgress {
+  readonly sessionKey: string;
+}
+
 /**
- * Undo a run: run its compensations not yet done in reverse order (the last effect first), recording each. A
- * compensation that fails is recorded `failed` and the others still run; a later undo tries it again. An undo
- * that `close()` aborts records the compensation in progress `failed` (cancelled) and runs no more.
+ * Undo a run: run its compensations not yet done in reverse order (the last effect first), recording each, through
+ * the one tool executor (the tool's timeout and retry apply). A compensation that fails is recorded `failed` and
+ * the others still run; a later undo tries it again. An undo that `session.abort()` or `close()` aborts records the
+ * compensation in progress `failed` (cancelled) and runs no more.
  */
 export function undoRun(
   internals: RuntimeInternals,
@@ -36,12 +43,38 @@ export function undoRun(
   }
   const controller = new AbortController();
   const done = createDeferred<void>();
-  const entry = { controller, finished: done.promise };
+  const entry: ActiveUndo = { controller, finished: done.promise, sessionKey: session.key };
   internals.activeUndos.add(entry);
   return runCompensations(internals, session, runId, controller.signal).finally(() => {
     internals.activeUndos.delete(entry);
     done.resolve();
   });
+}
+
+/** Abort the undos `sessionKey` is running now (what `session.abort()` does); how many there were. */
+export function abortUndos(internals: RuntimeInternals, sessionKey: string, reason: string): number {
+  const undos = [...internals.activeUndos].filter((undo) => undo.sessionKey === sessionKey);
+  for (const undo of undos) undo.controller.abort(new RuntimeError('cancelled', reason));
+  return undos.length;
+}
+
+async function compensate(
+  internals: RuntimeInternals,
+  record: CompensationRecord,
+  signal: AbortSignal,
+): Promise<ErrorInfo | undefined> {
+  const tool = internals.sessionTools.byName(record.tool);
+  if (tool === undefined) {
+    return { code: 'not_found', message: `no tool "${record.tool}" with undo is configured` };
+  }
+  const outcome = await executeTool(tool, record.args, {
+    signal,
+    clock: internals.clock,
+    random: internals.random,
+    call: { toolCallId: record.toolCallId, sessionKey: record.sessionKey, runId: record.runId },
+    undoOf: { output: record.result },
+  });
+  return outcome.ok ? undefined : outcome.error;
 }
 
 async function runCompensations(
@@ -56,20 +89,7 @@ async function runCompensations(
   for (const record of records.reverse()) {
     if (signal.aborted) break;
     const { seq, toolCallId, tool: name } = record;
-    const tool = internals.sessionTools.byName(name);
-    let error: ErrorInfo | undefined;
-    try {
-      if (tool?.undo === undefined)
-        throw new RuntimeError('not_found', `no tool "${name}" with undo is configured`);
-      await invokeTool(tool, record.args, {
-        signal,
-        clock,
-        context: { toolCallId, sessionKey: record.sessionKey, runId },
-        undoOf: { output: record.result },
-      });
-    } catch (failure) {
-      error = toErrorInfo(failure);
-    }
+    const error = await compensate(internals, record, signal);
     const base = { runId, toolCallId, tool: name, index: seq };
     const undoneAt = clock.now();
     if (error === undefined) {

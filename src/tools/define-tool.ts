@@ -22,11 +22,14 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly description: string;
   readonly input: z.ZodType<Input>;
   readonly risk: ToolRisk;
-  /** Milliseconds a call may run before it is aborted and fails. */
+  /** Milliseconds one attempt (of `execute` or `undo`) may run before it is aborted and fails with `timeout`. */
   readonly timeoutMs?: number;
   /** Validates what `execute` returns; a mismatch is a failed call fed back to the model. */
   readonly output?: z.ZodType;
-  /** Retries of a call that threw (not aborted), with exponential backoff and full jitter. */
+  /**
+   * Retries of an attempt that failed transiently (policies/tool-retry.ts), with exponential backoff and full
+   * jitter; for `execute` and `undo` alike, in place of the caller's default (a plan's `retries`).
+   */
   readonly retry?: ToolRetry;
   // Method syntax on purpose: parameters are then checked bivariantly, so a Tool<{ q: string }> fits a Tool[].
   execute?(args: Input, context: ToolContext): Promise<Output> | Output;
@@ -52,10 +55,11 @@ export interface ToolDefinition<Schema extends z.ZodType, Output> {
   readonly input: Schema;
   /** @default 'low' */
   readonly risk?: ToolRisk;
+  /** Milliseconds one attempt may run. @default the caller's (a plan's `timeoutMs`; none for model calls) */
   readonly timeoutMs?: number;
   /** A zod schema the tool's result must match. */
   readonly output?: z.ZodType;
-  /** Retry a call that threw: `{ attempts?: 2, baseMs?: 200 }`. @default no retry */
+  /** Retry an attempt that failed transiently: `{ attempts?: 2, baseMs?: 200 }`. @default the caller's */
   readonly retry?: { readonly attempts?: number; readonly baseMs?: number };
   readonly execute?: (args: z.output<Schema>, context: ToolContext) => Promise<Output> | Output;
   /** Compensates a call that succeeded: gets its arguments and output. @default no undo */

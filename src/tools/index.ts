@@ -7,3 +7,5 @@ export {
   type ToolRisk,
 } from './define-tool.js';
 export { createToolRegistry, type ToolRegistry } from './tool-registry.js';
+export { executeTool, toolFailure, type ExecuteToolOptions, type ToolOutcome } from './execute-tool.js';
+export { resolveTool, type ResolvedTool } from './resolve-tool.js';

@@ -83,7 +83,7 @@ describe('session.undo', () => {
       {
         toolCallId: 'c2',
         status: 'failed',
-        error: { code: 'internal', message: 'warehouse refused to release shoes' },
+        error: { code: 'tool_failed', message: 'warehouse refused to release shoes' },
       },
       { toolCallId: 'c1', status: 'done' },
     ]);
@@ -152,7 +152,7 @@ describe('session.undo', () => {
   });
 });
 
-describe('runtime.close with an undo in progress', () => {
+describe('runtime.close and session.abort with an undo in progress', () => {
   /** A `reserve` tool whose undo waits until the test releases it (or its signal aborts). */
   function slowUndo() {
     let release: () => void = () => undefined;
@@ -173,11 +173,12 @@ describe('runtime.close with an undo in progress', () => {
     return { tool, undoStarted, release: () => release() };
   }
 
-  async function ranRun(tool: ReturnType<typeof slowUndo>['tool']) {
+  async function ranRun(tool: ReturnType<typeof slowUndo>['tool'], calls = [reserveCall('c1', 'shirt')]) {
     const ledger = createMemoryLedger();
-    const h = createHarness([{ toolCalls: [reserveCall('c1', 'shirt')] }, { text: 'reserved' }], {
+    const h = createHarness([{ toolCalls: calls }, { text: 'reserved' }], {
       ledger,
       tools: [tool],
+      limits: { parallelToolCalls: 1 },
     });
     const chat = h.runtime.session('web:1');
     await chat.send('reserve');
@@ -212,5 +213,34 @@ describe('runtime.close with an undo in progress', () => {
     await closing;
     expect(await undoing).toMatchObject({ steps: [{ toolCallId: 'c1', status: 'failed' }] });
     expect(await ledger.listCompensations(runId)).toMatchObject([{ seq: 1, status: 'failed' }]);
+  });
+
+  it('aborts the undo when the session is aborted: the compensation in progress fails, the rest stay pending', async () => {
+    const slow = slowUndo();
+    const calls = [reserveCall('c1', 'shirt'), reserveCall('c2', 'shoes')];
+    const { h, chat, ledger, runId } = await ranRun(slow.tool, calls);
+    let settled = false;
+    const undoing = chat.undo(runId).finally(() => (settled = true));
+    await slow.undoStarted;
+    expect(await chat.abort({ reason: 'operator stop' })).toBe(true);
+    await h.clock.advance(0);
+    expect(settled).toBe(true);
+    expect(await undoing).toEqual({
+      runId,
+      steps: [
+        {
+          seq: 2,
+          toolCallId: 'c2',
+          tool: 'reserve',
+          status: 'failed',
+          error: { code: 'cancelled', message: 'operator stop' },
+        },
+      ],
+    });
+    expect(await ledger.listCompensations(runId)).toMatchObject([
+      { seq: 1, status: 'pending' },
+      { seq: 2, status: 'failed' },
+    ]);
+    await h.close();
   });
 });
