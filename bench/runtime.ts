@@ -1,71 +1,98 @@
 /**
  * Messages through the whole runtime: send -> lanes -> actor -> zero-latency scripted model -> run end,
  * over many sessions on the in-memory ledger. Each session is a closed loop: send a message (followup mode,
- * so every message is its own run), wait for its run to end, send the next.
- * Prints throughput and the latency the runtime adds (send() call -> run ended), p50 / p99.
+ * so every message is its own run), wait for its run to end, send the next. The in-memory floor (bench/floor.ts)
+ * runs the same workload in the same process, before and after the runtime; the ratio to it is the figure that
+ * survives a noisy machine. Also prints the latency the runtime adds (send() call -> run ended), p50 / p99.
  *
  *   npm run build && npx tsx bench/runtime.ts [sessions=10000] [messagesPerSession=5] [concurrency=8]
+ *   BENCH_ONLY=runtime node --cpu-prof --import tsx bench/runtime.ts   (one pass only, to profile it)
  */
 import { createRuntime, createMemoryLedger } from '../dist/index.js';
 import { scriptedModel } from '../dist/testing/index.js';
+import {
+  argument,
+  benchOnly,
+  closedLoop,
+  p50p99,
+  rate,
+  type LoopResult,
+  type Workload,
+} from './closed-loop.js';
+import { createFloor } from './floor.js';
 
-const sessions = Number(process.argv[2] ?? 10_000);
-const perSession = Number(process.argv[3] ?? 5);
-const concurrency = Number(process.argv[4] ?? 8);
+const workload: Workload = { sessions: argument(2, 10_000), perSession: argument(3, 5) };
+const concurrency = argument(4, 8);
 
-const model = scriptedModel(() => ({ text: 'ok, done' }), { record: false });
-const runtime = createRuntime({
-  ledger: createMemoryLedger(),
-  providers: { scripted: model },
-  model: { provider: 'scripted', model: 'bench' },
-  queue: { mode: 'followup', debounceMs: 0 },
-  globalLane: { concurrency },
-});
-
-const latencies: number[] = [];
-async function loop(index: number, messages = perSession): Promise<void> {
-  const chat = runtime.session(`bench:${index}`);
-  for (let message = 0; message < messages; message++) {
-    const sentAt = performance.now();
-    await chat.send({ id: `m${message}`, text: 'hello' });
-    const result = await chat.waitForEnd({ timeoutMs: 600_000 });
-    if (result.status !== 'ended' || result.run.status !== 'completed')
-      throw new Error(`run did not complete: ${JSON.stringify(result)}`);
-    latencies.push(performance.now() - sentAt);
-  }
+/** One pass of the runtime on a fresh runtime, closed afterwards (so its ledger's heap is gone for what follows). */
+async function runtimePass(sessions: Workload, offset: number): Promise<LoopResult> {
+  const runtime = createRuntime({
+    ledger: createMemoryLedger(),
+    providers: { scripted: scriptedModel(() => ({ text: 'ok, done' }), { record: false }) },
+    model: { provider: 'scripted', model: 'bench' },
+    queue: { mode: 'followup', debounceMs: 0 },
+    globalLane: { concurrency },
+  });
+  const result = await closedLoop(
+    sessions,
+    async (session, message, acknowledged) => {
+      const chat = runtime.session(`bench:${session}`);
+      await chat.send({ id: `m${message}`, text: 'hello' });
+      acknowledged();
+      const ended = await chat.waitForEnd({ timeoutMs: 600_000 });
+      if (ended.status !== 'ended' || ended.run.status !== 'completed')
+        throw new Error(`run did not complete: ${JSON.stringify(ended)}`);
+    },
+    offset,
+  );
+  await runtime.close();
+  return result;
 }
 
-// Warm up the JIT on a separate set of sessions.
-await Promise.all(Array.from({ length: 500 }, (_, index) => loop(sessions + index, 4)));
-latencies.length = 0;
-
-function percentiles(values: number[]): { p50: number; p99: number } {
-  values.sort((a, b) => a - b);
-  const at = (p: number): number =>
-    values[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? 0;
-  return { p50: at(50), p99: at(99) };
+/** One pass of the in-memory floor on a fresh floor (its own sessions). */
+async function floorPass(sessions: Workload, offset: number): Promise<LoopResult> {
+  const floor = createFloor({ concurrency });
+  const result = await closedLoop(
+    sessions,
+    async (session, message, acknowledged) => {
+      const { done } = await floor.session(`floor:${session}`).send({ id: `m${message}`, text: 'hello' });
+      acknowledged();
+      await done;
+    },
+    offset,
+  );
+  await floor.close();
+  return result;
 }
 
-const started = performance.now();
-await Promise.all(Array.from({ length: sessions }, (_, index) => loop(index)));
-const seconds = (performance.now() - started) / 1000;
-const loaded = percentiles(latencies.splice(0));
+/** Both passes, the floor before and after the runtime; prints the figures and the ratio. */
+async function compare(): Promise<void> {
+  const floorBefore = (await floorPass(workload, 0)).perSecond;
+  const measured = await runtimePass(workload, 0);
+  const floorAfter = (await floorPass(workload, 0)).perSecond;
+  const floor = (floorBefore + floorAfter) / 2;
+  // Unloaded: one session, one message at a time, nothing queued anywhere: what the runtime itself adds.
+  const unloaded = await runtimePass({ sessions: 1, perSession: 2000 }, 20_000_000);
+  const { sessions, perSession } = workload;
+  console.log(
+    `runtime bench: ${sessions} sessions x ${perSession} messages, global concurrency ${concurrency}`,
+  );
+  console.log(`  floor (in memory): ${rate(floor)} (before ${rate(floorBefore)}, after ${rate(floorAfter)})`);
+  console.log(
+    `  runtime: ${measured.messages} messages in ${measured.seconds.toFixed(2)} s = ${rate(measured.perSecond)} (each its own run)`,
+  );
+  console.log(`  ratio to the floor: ${(measured.perSecond / floor).toFixed(3)} (target >= 0.6)`);
+  console.log(`  send() -> run ended under that load: ${p50p99(measured.latencies)} (mostly lane queueing)`);
+  console.log(`  send() -> run ended unloaded (1 session, sequential): ${p50p99(unloaded.latencies, 3)}`);
+}
 
-// Unloaded: one session, one message at a time, nothing queued anywhere: what the runtime itself adds.
-await loop(sessions + 1_000_000, 2000);
-const unloaded = percentiles(latencies.splice(0));
-await runtime.close();
-
-const total = sessions * perSession;
-console.log(
-  `runtime bench: ${sessions} sessions x ${perSession} messages, global concurrency ${concurrency}`,
-);
-console.log(
-  `  ${total} messages in ${seconds.toFixed(2)} s = ${Math.round(total / seconds)} messages/s (each its own run)`,
-);
-console.log(
-  `  send() -> run ended under that load: p50 ${loaded.p50.toFixed(2)} ms, p99 ${loaded.p99.toFixed(2)} ms (mostly lane queueing)`,
-);
-console.log(
-  `  send() -> run ended unloaded (1 session, sequential): p50 ${unloaded.p50.toFixed(3)} ms, p99 ${unloaded.p99.toFixed(3)} ms`,
-);
+// Warm up the JIT on separate sessions, the floor and the runtime alike.
+const warmUp: Workload = { sessions: 500, perSession: 4 };
+const only = benchOnly();
+if (only !== 'runtime') await floorPass(warmUp, 10_000_000);
+if (only !== 'floor') await runtimePass(warmUp, 10_000_000);
+if (only === undefined) await compare();
+else {
+  const result = await (only === 'floor' ? floorPass : runtimePass)(workload, 0);
+  console.log(`runtime bench, ${only} only: ${rate(result.perSecond)}`);
+}
