@@ -103,11 +103,6 @@ const longFunctions: Record<string, string> = {
   'runtime/create-runtime.ts#createRuntime': 'TODO(issue 12): one home for the run',
   'runtime/event-bus.ts#createEventBus': 'TODO(issue 12): factory closing over its helpers',
   'runtime/event-stream.ts#streamEvents': 'TODO(issue 12)',
-  'runtime/plan-api.ts#executePlan': 'TODO(issue 12): plans are a run kind',
-  'runtime/plan-api.ts#executePlan>inLane': 'TODO(issue 12): plans are a run kind',
-  'runtime/plan-api.ts#executePlan>inLane><anonymous>': 'TODO(issue 12): plans are a run kind',
-  'runtime/plan-api.ts#approvePlan': 'TODO(issue 12): plans are a run kind',
-  'runtime/plan-run.ts#runPlanSegment': 'TODO(issue 12): plans are a run kind',
   'runtime/run-executor.ts#createRunExecutor': 'TODO(issue 12): one home for the run',
   'runtime/session-handle.ts#createSessionHandle': 'TODO(issue 12): the session machine decides',
 };

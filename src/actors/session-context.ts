@@ -55,6 +55,24 @@ export interface PauseContext {
   readonly until: number;
 }
 
+/** A step a paused plan run waits for: approve or reject it with `approvePlan`. */
+export interface PlanStepWait {
+  readonly stepId: string;
+  readonly tool: string;
+}
+
+/**
+ * A plan run of the session, from `executePlan` (or `approvePlan`) until it ends: while one is held, no other run
+ * starts (messages queue), so a plan is a run of the session like any other and a paused plan holds the session
+ * like a paused run. `running` covers the wait for the session lane too.
+ */
+export interface PlanHold {
+  readonly runId: string;
+  readonly state: 'running' | 'awaiting_approval';
+  /** With `awaiting_approval`: the steps it waits for. */
+  readonly steps: readonly PlanStepWait[];
+}
+
 /** The session actor's context: serialisable, so a hibernated session is just this snapshot. */
 export interface SessionContext {
   readonly sessionKey: string;
@@ -78,6 +96,8 @@ export interface SessionContext {
   readonly preferredProfile: string | null;
   /** Set while the run is paused (awaiting approval or tool results). */
   readonly pause: PauseContext | null;
+  /** The session's plan runs not ended yet, oldest first (absent in snapshots from before plans were held). */
+  readonly plans?: readonly PlanHold[];
 }
 
 /**
@@ -115,7 +135,10 @@ export type SessionEvent =
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'RUN.PAUSED'; paused: RunPaused; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'PAUSE.SETTLED'; turn: number; position: number }
-  | { type: 'RUN.NOT_STARTED'; at: number };
+  | { type: 'RUN.NOT_STARTED'; at: number }
+  | { type: 'PLAN.HELD'; runId: string }
+  | { type: 'PLAN.PAUSED'; runId: string; steps: readonly PlanStepWait[]; at: number }
+  | { type: 'PLAN.ENDED'; runId: string; summary?: RunSummary };
 
 /** The context of a brand-new session. */
 export function initialSessionContext(sessionKey: string): SessionContext {
@@ -133,5 +156,6 @@ export function initialSessionContext(sessionKey: string): SessionContext {
     preferredProfile: null,
     run: null,
     pause: null,
+    plans: [],
   };
 }

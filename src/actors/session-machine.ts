@@ -2,7 +2,7 @@ import { assign, fromCallback, sendTo, setup, type ActorRefFrom, type SnapshotFr
 import type { Clock } from '../core/clock.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { RunPhase } from '../runner/run-context.js';
-import type { SteerMessage } from '../runner/steer-inbox.js';
+import type { AbortStatus } from '../runner/run-abort.js';
 import { createRunActor, type RunActorInput, type RunStarter } from './run-actor.js';
 import {
   accept,
@@ -15,14 +15,18 @@ import {
   startRun,
   takeNextRun,
 } from './session-queue.js';
+import { initialSessionContext, type SessionContext, type SessionEvent } from './session-context.js';
+import type { RunPaused, RunResult, RunSummary } from './run-summary.js';
 import {
-  initialSessionContext,
-  type QueuedMessage,
-  type SessionContext,
-  type SessionEvent,
-} from './session-context.js';
-import type { RunPaused, RunSummary } from './run-summary.js';
-import { pauseRun, resumeRun, settlePausedCall, waitingCalls } from './session-pause.js';
+  awaitToolResults,
+  pauseRun,
+  resumeRun,
+  settlePausedCall,
+  unadmittedItem,
+  waitingCalls,
+} from './session-pause.js';
+import { awaitingApprovalState, awaitingToolResultsState } from './session-paused-states.js';
+import { applyPlanEvent, heldPlans, planEnding, planStoppedResult } from './session-plans.js';
 
 /** What the session machine needs from the runtime. One machine serves every session of a runtime. */
 export interface SessionMachineDeps {
@@ -38,34 +42,16 @@ export interface SessionMachineDeps {
   readonly onRunPaused: (sessionKey: string, paused: RunPaused) => void;
   /** How long a paused run waits before it continues without the missing decisions and results. */
   readonly pauseTimeoutMs: number;
+  /** Called when a plan run of the session paused or ended (its `waitForEnd()` callers are answered). */
+  readonly onPlanStopped: (sessionKey: string, result: RunResult) => void;
+  /** End a plan run the session holds: abort it when it runs, close it when it is paused. */
+  readonly endPlan: (sessionKey: string, runId: string, status: AbortStatus, reason: string) => void;
 }
 
 /** Input of a session actor: its key and, when hydrating, nothing else (the snapshot carries the context). */
 export interface SessionInput {
   readonly sessionKey: string;
 }
-
-function unadmittedItem(now: number) {
-  return (message: SteerMessage): QueuedMessage => ({
-    messageId: message.messageId,
-    text: message.text,
-    mode: 'followup',
-    enqueuedAt: now,
-    debounceMs: 0,
-    maxWaitMs: 0,
-  });
-}
-
-/**
- * What a paused session does with events (both pause states): settle calls, queue messages (admission already
- * turned a steer into a followup), and end the paused run on an abort or an interrupting message.
- */
-const pausedEvents = {
-  'PAUSE.SETTLED': { actions: 'settlePaused' },
-  ENQUEUE: { actions: 'queueWhilePaused' },
-  INTERRUPT: { target: 'running', actions: 'interruptPaused' },
-  ABORT: { target: 'running', actions: 'abortPaused' },
-} as const;
 
 /** Build the session machine (XState v5) for one runtime: states of ARCHITECTURE.md §3. */
 export function createSessionMachine(deps: SessionMachineDeps) {
@@ -79,6 +65,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     actors: { run: fromCallback<SessionEvent, RunActorInput>(createRunActor(deps.startRun, clock)) },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
+      planHolds: ({ context }) => heldPlans(context).length > 0,
       drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
       phaseIs: ({ event }, phase: RunPhase) => event.type === 'RUN.PHASE' && event.phase === phase,
       pausedFor: ({ event }, state: 'awaiting_approval' | 'awaiting_tool_results') =>
@@ -111,6 +98,22 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         if (event.type === 'RUN.PAUSED') deps.onRunPaused(context.sessionKey, event.paused);
       },
       resumeRun: assign(({ context }) => resumeRun(context)),
+      awaitToolResults: assign(({ context }) => awaitToolResults(context)),
+      planChanged: assign(({ context, event }) => applyPlanEvent(context, event)),
+      planStopped: ({ context, event }) => {
+        const result = planStoppedResult(event);
+        if (result !== undefined) deps.onPlanStopped(context.sessionKey, result);
+      },
+      // An abort ends the plan runs the session holds; an interrupting message ends a paused one.
+      endPlans: ({ context, event }) => {
+        const ending = planEnding(event);
+        if (ending === undefined) return;
+        for (const { runId, state } of heldPlans(context)) {
+          // An interrupting message waits for a running plan (it runs next); a paused one it ends.
+          if (event.type === 'ABORT' || state === 'awaiting_approval')
+            deps.endPlan(context.sessionKey, runId, ending.status, ending.reason);
+        }
+      },
       settlePaused: assign(({ context, event }) =>
         event.type === 'PAUSE.SETTLED' ? settlePausedCall(context, event.turn, event.position) : context,
       ),
@@ -139,6 +142,9 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     on: {
       CANCEL: { actions: assign(({ context, event }) => removeQueued(context, event.messageIds)) },
       PREFER_PROFILE: { actions: assign({ preferredProfile: ({ event }) => event.profileId }) },
+      'PLAN.HELD': { actions: 'planChanged' },
+      'PLAN.PAUSED': { actions: ['planChanged', 'planStopped'] },
+      'PLAN.ENDED': { actions: ['planChanged', 'planStopped'] },
     },
     states: {
       idle: {
@@ -166,15 +172,23 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           INTERRUPT: {
             target: '.check',
             reenter: true,
-            actions: assign(({ context, event }) => {
-              const next = {
-                ...accept(context, event.item.messageId, event.at, event.remember),
-                queue: [event.item, ...context.queue],
-                interruptUntil: event.at,
-              };
-              return { ...next, drainAt: event.at };
-            }),
+            actions: [
+              assign(({ context, event }) => {
+                const next = {
+                  ...accept(context, event.item.messageId, event.at, event.remember),
+                  queue: [event.item, ...context.queue],
+                  interruptUntil: event.at,
+                };
+                return { ...next, drainAt: event.at };
+              }),
+              'endPlans',
+            ],
           },
+          ABORT: { actions: 'endPlans' },
+          // A plan held or let go: the queue waits for it, or drains now.
+          'PLAN.HELD': { target: '.check', reenter: true, actions: 'planChanged' },
+          'PLAN.PAUSED': { target: '.check', reenter: true, actions: ['planChanged', 'planStopped'] },
+          'PLAN.ENDED': { target: '.check', reenter: true, actions: ['planChanged', 'planStopped'] },
           CANCEL: {
             target: '.check',
             reenter: true,
@@ -185,12 +199,15 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         states: {
           check: {
             always: [
+              { guard: 'planHolds', target: 'held' },
               { guard: 'queueEmpty', target: 'empty' },
               { guard: 'drainDue', target: '#session.running', actions: 'takeNextRun' },
               { target: 'waiting' },
             ],
           },
           empty: { entry: 'idle' },
+          // A plan run holds the session: nothing starts until it ends (PLAN.ENDED re-checks).
+          held: {},
           waiting: { after: { drainDelay: { target: '#session.running', actions: 'takeNextRun' } } },
         },
       },
@@ -240,7 +257,10 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           // Straight to idle.empty when nothing is left to run (the common case; no eventless step).
           'RUN.DONE': [
             {
-              guard: ({ context, event }) => context.queue.length === 0 && event.unadmitted.length === 0,
+              guard: ({ context, event }) =>
+                context.queue.length === 0 &&
+                event.unadmitted.length === 0 &&
+                heldPlans(context).length === 0,
               target: '#session.idle.empty',
               actions: [{ type: 'endRun' }, { type: 'runEnded' }],
             },
@@ -261,27 +281,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         },
         states: { starting: {}, streaming: {}, tools: {}, compacting: {}, settling: {} },
       },
-      awaiting_approval: {
-        always: [
-          { guard: 'nothingWaits', target: 'running', actions: 'resumeRun' },
-          {
-            guard: 'noApprovalWaits',
-            target: 'awaiting_tool_results',
-            actions: assign(({ context }) =>
-              context.pause === null
-                ? context
-                : { ...context, pause: { ...context.pause, state: 'awaiting_tool_results' as const } },
-            ),
-          },
-        ],
-        after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
-        on: { ...pausedEvents, HYDRATED: { target: 'awaiting_approval', reenter: true } },
-      },
-      awaiting_tool_results: {
-        always: { guard: 'nothingWaits', target: 'running', actions: 'resumeRun' },
-        after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
-        on: { ...pausedEvents, HYDRATED: { target: 'awaiting_tool_results', reenter: true } },
-      },
+      awaiting_approval: awaitingApprovalState,
+      awaiting_tool_results: awaitingToolResultsState,
     },
   });
 }

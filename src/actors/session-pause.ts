@@ -1,4 +1,5 @@
 import type { AbortStatus } from '../runner/run-abort.js';
+import type { SteerMessage } from '../runner/steer-inbox.js';
 import type { RunPaused } from './run-summary.js';
 import type { QueuedMessage, SessionContext } from './session-context.js';
 
@@ -54,4 +55,23 @@ export function resumeRun(
   if (run === null || pause === null) return context;
   const resume = { from: pause.state, ...(abort === undefined ? {} : { abort }) };
   return { ...context, run: { ...run, resume }, pause: null };
+}
+
+/** A steer message no turn admitted, as the followup it becomes (never lost). */
+export function unadmittedItem(now: number) {
+  return (message: SteerMessage): QueuedMessage => ({
+    messageId: message.messageId,
+    text: message.text,
+    mode: 'followup',
+    enqueuedAt: now,
+    debounceMs: 0,
+    maxWaitMs: 0,
+  });
+}
+
+/** Only approvals were settled; the pause now waits for tool results alone. */
+export function awaitToolResults(context: SessionContext): SessionContext {
+  return context.pause === null
+    ? context
+    : { ...context, pause: { ...context.pause, state: 'awaiting_tool_results' } };
 }

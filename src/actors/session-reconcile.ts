@@ -67,6 +67,7 @@ export function reconcileContext(
     queue: ordered,
     run: null,
     pause: null,
+    plans: [],
     nextOrder: Math.max(base.nextOrder, state.lastOrder + 1),
     drainAt,
   };

@@ -7,6 +7,7 @@ import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import type { RunResult, RunSummary } from './run-summary.js';
 import type { PauseContext, SessionContext } from './session-context.js';
+import { pausedPlanToRestore, type HydrateState } from './session-plan-restore.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';
 
 /** A session whose actor is running in this process. */
@@ -66,7 +67,7 @@ function isIdleValue(value: unknown): boolean {
 function restorable(
   key: string,
   saved: unknown,
-  state: SessionState,
+  state: HydrateState,
   defaults: ReconcileDefaults,
   now: number,
 ): Snapshot<unknown> | undefined {
@@ -90,13 +91,15 @@ function restorable(
       },
     );
   }
-  const context = reconcileContext(
+  const reconciled = reconcileContext(
     key,
     saved === undefined ? undefined : persisted.context,
     state,
     defaults,
     now,
   );
+  // A paused plan run holds the session again (idle.check takes it to held): messages keep queuing.
+  const context = state.plan === undefined ? reconciled : { ...reconciled, plans: [state.plan] };
   // A paused plan run has no recorded tool calls: it resumes through approvePlan, not through the session actor.
   if (state.paused !== undefined && state.paused.calls.some((call) => call.kind !== 'ran')) {
     // The ledger knows the pause; the snapshot may be older (a crash before it was written).
@@ -164,7 +167,7 @@ export function createSessionRegistry(options: {
   const sessions = new Map<string, LiveSession>();
   const loading = new Map<string, Promise<LiveSession>>();
 
-  function start(key: string, state: SessionState): LiveSession {
+  function start(key: string, state: HydrateState): LiveSession {
     const { record } = state;
     const snapshot = restorable(key, record?.snapshot, state, defaults, clock.now());
     const actor =
@@ -192,7 +195,8 @@ export function createSessionRegistry(options: {
   async function load(key: string): Promise<LiveSession> {
     try {
       const state = await withWaitingRun(key, await ledger.loadSession(key));
-      return sessions.get(key) ?? startOrRefuse(key, state);
+      const plan = await pausedPlanToRestore(ledger, key, state);
+      return sessions.get(key) ?? startOrRefuse(key, { ...state, plan });
     } catch (error) {
       if (isRuntimeError(error, 'ledger_corrupt')) options.onCorrupt?.(error);
       throw error;
@@ -200,7 +204,7 @@ export function createSessionRegistry(options: {
   }
 
   /** Start the session's actor; a record it cannot restore from fails only this session (`restoreFailure`). */
-  function startOrRefuse(key: string, state: SessionState): LiveSession {
+  function startOrRefuse(key: string, state: HydrateState): LiveSession {
     try {
       return start(key, state);
     } catch (error) {

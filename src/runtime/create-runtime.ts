@@ -13,6 +13,7 @@ import { needsApproval } from '../policies/approval-rules.js';
 import { resolveQueueSettings } from '../policies/queue-settings.js';
 import type { ModelCandidate } from '../runner/failover-context.js';
 import { createAuthProfiles } from './auth-profiles.js';
+import type { ProfileStats } from './auth-profile-stats.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import type { ModelProvider } from '../providers/model-provider.js';
 import { createEventBus } from './event-bus.js';
@@ -30,6 +31,7 @@ import { createSessionHandle, type Session } from './session-handle.js';
 import { waitForRun } from './wait-for-run.js';
 import { createSessionTools } from './session-tools.js';
 import { settleActivePlans } from './plan-run.js';
+import { endHeldPlan } from './plan-end.js';
 import { settleActiveUndos } from './undo-run.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
@@ -38,8 +40,8 @@ export interface Runtime {
   session(key: string): Session;
   /** Replay every session's recorded events after `after`, then follow live ones. */
   events(options?: EventStreamOptions): AsyncIterable<RuntimeEvent>;
-  /** Live sessions and lane load, for dashboards. */
-  stats(): { liveSessions: number; lanes: Record<string, LaneStats> };
+  /** Live sessions, lane load and auth profiles (attempts since start, cooldowns), for dashboards. */
+  stats(): { liveSessions: number; lanes: Record<string, LaneStats>; profiles: Record<string, ProfileStats> };
   /**
    * Stop intake, let active runs finish (aborting those still running after `timeoutMs`), persist every session
    * and close the ledger. Queued messages stay pending in the ledger. @default timeoutMs 30000
@@ -135,6 +137,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     onRunEnded: (sessionKey: string, summary: RunSummary) => notifyWaiters(sessionKey, summary),
     onRunPaused: (sessionKey: string, paused: RunPaused) => notifyWaiters(sessionKey, paused),
     pauseTimeoutMs: limits.pauseTimeoutMs,
+    onPlanStopped: (sessionKey, result) => {
+      const live = registry.live(sessionKey);
+      if (live !== undefined) answerWaiters(live, result);
+    },
+    endPlan: (sessionKey, runId, status, reason) => {
+      endHeldPlan(internals, sessionKey, runId, status, reason).catch(onError);
+    },
   });
   /**
    * The machine adopted a run's pause or end: the events announcing it go out now, and the waiters of this
@@ -144,9 +153,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     bus.adopted(sessionKey);
     const live = registry.live(sessionKey);
     if (live === undefined) return;
+    live.unobservedEnd = isRunPaused(result) || live.waiters !== undefined ? undefined : result;
+    answerWaiters(live, result);
+  }
+  /** Answer the session's `waitForEnd()` callers of this moment, a macrotask later (a plan's pause or end too). */
+  function answerWaiters(live: LiveSession, result: RunResult): void {
     const waiters = live.waiters;
     live.waiters = undefined;
-    live.unobservedEnd = isRunPaused(result) || waiters !== undefined ? undefined : result;
     if (waiters === undefined) return;
     setImmediate(() => {
       for (const waiter of waiters) waiter(result);
@@ -238,7 +251,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     session: (key) => createSessionHandle(internals, parseSessionKey(key)),
     events: (eventOptions = {}) =>
       streamEvents({ ledger, bus, clock, closed: closedSignal.promise, onError }, eventOptions),
-    stats: () => ({ liveSessions: registry.size, lanes: globalLane.stats() }),
+    stats: () => ({ liveSessions: registry.size, lanes: globalLane.stats(), profiles: profiles.stats() }),
     close(closeOptions) {
       const timeoutMs = closeOptions?.timeoutMs ?? 30_000;
       if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= maxDurationMs)) {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { pausedPlanOf } from '../actors/session-plans.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import { RuntimeError, isRuntimeError } from '../core/errors.js';
-import { buildPlanGraph } from '../plans/plan-graph.js';
+import { buildPlanGraph, type PlanGraph } from '../plans/plan-graph.js';
 import { previewPlan } from '../plans/plan-preview.js';
 import { parsePlan, parsePlanOptions, type Plan, type PlanOptions } from '../plans/plan-schema.js';
 import { cancelledError } from '../plans/step-runner.js';
@@ -14,17 +15,36 @@ import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 const usage = { inputTokens: 0, outputTokens: 0 };
 
 /**
- * One session never has two open runs: a paused run holds the session until it is decided, supplied or
- * aborted, so a plan started meanwhile is refused (`rejected_busy`) rather than queued behind a pause that
- * may last a day.
+ * One session never has two open runs: a paused run (or paused plan) holds the session until it is decided,
+ * supplied or aborted, so a plan started meanwhile is refused (`rejected_busy`) rather than queued behind a
+ * pause that may last a day.
  */
 function assertNoPausedRun(session: LiveSession, what: string): void {
-  const { run, pause } = session.actor.getSnapshot().context;
-  if (run === null || pause === null) return;
+  const context = session.actor.getSnapshot().context;
+  const { run, pause } = context;
+  const paused =
+    run !== null && pause !== null ? { runId: run.runId, state: pause.state } : pausedPlanOf(context);
+  if (paused === undefined) return;
   throw new RuntimeError(
     'rejected_busy',
-    `${what}: run "${run.runId}" of this session is paused (${pause.state}); decide, supply or abort it first`,
+    `${what}: run "${paused.runId}" of this session is paused (${paused.state}); decide, supply or abort it first`,
   );
+}
+
+/**
+ * Run `body` with the plan run held by the session (from before it waits for the lane): no other run starts
+ * meanwhile, messages queue. The plan lets the session go when it ends; one that fails before it paused or
+ * ended (refused in the lane, the runtime closing) lets it go here.
+ */
+async function holdingSession<T>(session: LiveSession, runId: string, body: () => Promise<T>): Promise<T> {
+  session.actor.send({ type: 'PLAN.HELD', runId });
+  try {
+    return await body();
+  } catch (error) {
+    if (pausedPlanOf(session.actor.getSnapshot().context)?.runId !== runId)
+      session.actor.send({ type: 'PLAN.ENDED', runId });
+    throw error;
+  }
 }
 
 /**
@@ -40,60 +60,73 @@ export async function executePlan(
   const plan = parsePlan(planInput);
   const options = parsePlanOptions(optionsInput);
   const graph = buildPlanGraph(plan);
-  const { ledger, clock } = internals;
   const runId = internals.ids('run');
-  const sessionKey = session.key;
-  return internals.sessionLane.run(sessionKey, async () => {
-    // Waited in the lane while the runtime began closing: nothing was recorded, nothing runs.
-    assertOpen(internals);
-    assertNoPausedRun(session, 'executePlan');
-    const startedAt = clock.now();
-    const record: PlanRecord = {
-      runId,
-      sessionKey,
-      plan,
-      options,
-      approvedSteps: options.approvedSteps ?? [],
-      createdAt: startedAt,
-    };
-    const opened = { runId, sessionKey, messageIds: [], provider: 'plan', model: options.mode, startedAt };
-    await Promise.all([
-      ledger.putPlan(record),
-      ledger.openRun({ ...opened, status: 'running', usage, text: '' }),
-    ]);
-    internals.emit(session, {
-      type: 'run.started',
-      runId,
-      messageIds: [],
-      provider: 'plan',
-      model: options.mode,
-    });
-    if (options.mode === 'preview') {
-      const results = previewPlan(
+  assertNoPausedRun(session, 'executePlan');
+  return holdingSession(session, runId, () =>
+    internals.sessionLane.run(session.key, async (): Promise<PlanRunResult> => {
+      // Waited in the lane while the runtime began closing: nothing was recorded, nothing runs.
+      assertOpen(internals);
+      assertNoPausedRun(session, 'executePlan');
+      const startedAt = await openPlanRun(internals, session, { runId, plan, options });
+      if (options.mode === 'preview')
+        return previewRun(internals, session, { runId, plan, graph, startedAt });
+      return runPlanSegment(internals, session, {
+        runId,
         plan,
         graph,
-        internals.toolsFor(sessionKey),
-        internals.alwaysApprove,
+        options,
+        approved: new Set(options.approvedSteps ?? []),
+        previous: [],
+        nextResult: 1,
+        nextCompensation: 1,
         startedAt,
-      );
-      const text = `plan preview: ${results.filter((result) => result.success).length} of ${results.length} steps valid`;
-      await ledger.closeRun(runId, { status: 'completed', endedAt: clock.now(), text, usage, cost: 0 });
-      internals.emit(session, { type: 'run.ended', runId, status: 'completed', text, usage, durationMs: 0 });
-      return { runId, status: 'preview', results };
-    }
-    const approved = new Set(record.approvedSteps);
-    return runPlanSegment(internals, session, {
-      runId,
-      plan,
-      graph,
-      options,
-      approved,
-      previous: [],
-      nextResult: 1,
-      nextCompensation: 1,
-      startedAt,
-    });
+      });
+    }),
+  );
+}
+
+/** Record a new plan run (its definition and the open run) and announce it; resolves its start time. */
+async function openPlanRun(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  run: { runId: string; plan: Plan; options: PlanOptions },
+): Promise<number> {
+  const { runId, plan, options } = run;
+  const sessionKey = session.key;
+  const startedAt = internals.clock.now();
+  const approvedSteps = options.approvedSteps ?? [];
+  const record: PlanRecord = { runId, sessionKey, plan, options, approvedSteps, createdAt: startedAt };
+  const opened = { runId, sessionKey, messageIds: [], provider: 'plan', model: options.mode, startedAt };
+  await Promise.all([
+    internals.ledger.putPlan(record),
+    internals.ledger.openRun({ ...opened, status: 'running', usage, text: '' }),
+  ]);
+  internals.emit(session, {
+    type: 'run.started',
+    runId,
+    messageIds: [],
+    provider: 'plan',
+    model: options.mode,
   });
+  return startedAt;
+}
+
+/** A preview run: resolve and validate every step without executing, then end the run completed. */
+async function previewRun(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  run: { runId: string; plan: Plan; graph: PlanGraph; startedAt: number },
+): Promise<PlanRunResult> {
+  const { runId, startedAt } = run;
+  const tools = internals.toolsFor(session.key);
+  const results = previewPlan(run.plan, run.graph, tools, internals.alwaysApprove, startedAt);
+  const text = `plan preview: ${results.filter((result) => result.success).length} of ${results.length} steps valid`;
+  const endedAt = internals.clock.now();
+  await internals.ledger.closeRun(runId, { status: 'completed', endedAt, text, usage, cost: 0 });
+  const summary = { runId, status: 'completed' as const, text, messageIds: [], startedAt, endedAt };
+  session.actor.send({ type: 'PLAN.ENDED', runId, summary });
+  internals.emit(session, { type: 'run.ended', runId, status: 'completed', text, usage, durationMs: 0 });
+  return { runId, status: 'preview', results };
 }
 
 const approvePlanSchema = z
@@ -140,7 +173,7 @@ export async function approvePlan(
   if (!parsed.success)
     throw new RuntimeError('invalid_input', `approvePlan: ${z.prettifyError(parsed.error)}`);
   const { runId, stepIds, reject } = parsed.data;
-  const { ledger, clock } = internals;
+  const { ledger } = internals;
   const [record, run] = await Promise.all([ledger.getPlan(runId), ledger.getRun(runId)]);
   if (record === undefined || run === undefined || record.sessionKey !== session.key) {
     throw new RuntimeError('not_found', `approvePlan: session "${session.key}" has no plan run "${runId}"`);
@@ -155,52 +188,88 @@ export async function approvePlan(
   try {
     const previous: StepResult[] = await ledger.listStepResults(runId);
     const compensations = await ledger.listCompensations(runId);
-    const done = new Set(previous.map((result) => result.stepId));
-    const now = clock.now();
-    let nextResult = previous.length + 1;
-    const toolOf = (id: string) => plan.steps.find((step) => step.id === rootStepId(id, ids))?.tool ?? '';
-    const writes = [ledger.approvePlanSteps(runId, stepIds)];
-    for (const id of reject.filter((stepId) => !done.has(stepId))) {
-      const rejected: StepResult = {
-        stepId: id,
-        success: false,
-        error: cancelledError('rejected by the operator'),
-        metadata: { executionTime: 0, retries: 0, startedAt: now },
-      };
-      previous.push(rejected);
-      writes.push(ledger.putStepResult({ ...rejected, runId, seq: nextResult++, recordedAt: now }));
-    }
-    for (const [decision, list] of [
-      ['approve', stepIds],
-      ['reject', reject],
-    ] as const) {
-      for (const id of list) {
-        internals.emit(session, {
-          type: 'approval.resolved',
-          runId,
-          toolCallId: id,
-          tool: toolOf(id),
-          decision,
-        });
-      }
-    }
+    const writes = recordDecisions(internals, session, { runId, plan, stepIds, reject, previous });
     writes.push(ledger.setRunStatus(runId, 'running'));
-    internals.emit(session, { type: 'run.resumed', runId, from: 'awaiting_approval' });
-    await Promise.all(writes);
-    return await internals.sessionLane.run(session.key, () =>
-      runPlanSegment(internals, session, {
-        runId,
-        plan,
-        graph: buildPlanGraph(plan),
-        options,
-        approved: new Set([...record.approvedSteps, ...stepIds]),
-        previous,
-        nextResult,
-        nextCompensation: compensations.length + 1,
-        startedAt: run.startedAt,
-      }),
+    await resumeHold(internals, session, runId, writes);
+    const segment = {
+      runId,
+      plan,
+      graph: buildPlanGraph(plan),
+      options,
+      approved: new Set([...record.approvedSteps, ...stepIds]),
+      previous,
+      nextResult: previous.length + 1,
+      nextCompensation: compensations.length + 1,
+      startedAt: run.startedAt,
+    };
+    return await holdingSession(session, runId, () =>
+      internals.sessionLane.run(session.key, () => runPlanSegment(internals, session, segment)),
     );
   } finally {
     internals.resumingPlans.delete(runId);
+  }
+}
+
+/**
+ * Record the operator's decisions on a paused plan: the approvals, the rejected steps (failed `cancelled`, added
+ * to `previous`) and an `approval.resolved` event for each. Returns the writes.
+ */
+function recordDecisions(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  decided: { runId: string; plan: Plan; stepIds: string[]; reject: string[]; previous: StepResult[] },
+): Promise<void>[] {
+  const { ledger, clock } = internals;
+  const { runId, plan, stepIds, reject, previous } = decided;
+  const ids = planStepIds(plan);
+  const done = new Set(previous.map((result) => result.stepId));
+  const now = clock.now();
+  const toolOf = (id: string) => plan.steps.find((step) => step.id === rootStepId(id, ids))?.tool ?? '';
+  const writes = [ledger.approvePlanSteps(runId, stepIds)];
+  for (const id of reject.filter((stepId) => !done.has(stepId))) {
+    const rejected: StepResult = {
+      stepId: id,
+      success: false,
+      error: cancelledError('rejected by the operator'),
+      metadata: { executionTime: 0, retries: 0, startedAt: now },
+    };
+    previous.push(rejected);
+    writes.push(ledger.putStepResult({ ...rejected, runId, seq: previous.length, recordedAt: now }));
+  }
+  for (const [decision, list] of [
+    ['approve', stepIds],
+    ['reject', reject],
+  ] as const) {
+    for (const id of list)
+      internals.emit(session, {
+        type: 'approval.resolved',
+        runId,
+        toolCallId: id,
+        tool: toolOf(id),
+        decision,
+      });
+  }
+  return writes;
+}
+
+/**
+ * The session holds the plan as running again (messages still queue) before `run.resumed` is out; when the
+ * resume cannot be recorded, the plan holds the session paused as before.
+ */
+async function resumeHold(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  runId: string,
+  writes: readonly Promise<void>[],
+): Promise<void> {
+  const paused = pausedPlanOf(session.actor.getSnapshot().context);
+  session.actor.send({ type: 'PLAN.HELD', runId });
+  internals.emit(session, { type: 'run.resumed', runId, from: 'awaiting_approval' });
+  try {
+    await Promise.all(writes);
+  } catch (error) {
+    if (paused?.runId === runId)
+      session.actor.send({ ...paused, type: 'PLAN.PAUSED', at: internals.clock.now() });
+    throw error;
   }
 }

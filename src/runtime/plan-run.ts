@@ -1,4 +1,5 @@
 import type { LiveSession } from '../actors/session-registry.js';
+import type { RunSummary } from '../actors/run-summary.js';
 import { createDeferred } from '../core/deferred.js';
 import { RuntimeError } from '../core/errors.js';
 import type { ErrorInfo } from '../core/errors.js';
@@ -8,6 +9,7 @@ import type { PlanGraph } from '../plans/plan-graph.js';
 import type { Plan, PlanOptions } from '../plans/plan-schema.js';
 import type { StepResult } from '../plans/step-result.js';
 import type { StepRunContext } from '../plans/step-runner.js';
+import { abortStatusOf, type AbortStatus } from '../runner/run-abort.js';
 import { settleWork } from './settle-work.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
@@ -89,24 +91,10 @@ export async function runPlanSegment(
   const controller = new AbortController();
   const finished = createDeferred<void>();
   const untrack = track(internals.activePlans, sessionKey, runId, { controller, finished: finished.promise });
+  // The tool of each step the plan waits for (an expanded step's children included), for the session's pause.
+  const awaitingTools = new Map<string, string>();
   let resultSeq = segment.nextResult;
-  let compensationSeq = segment.nextCompensation;
-  const context: StepRunContext = {
-    runId,
-    sessionKey,
-    clock,
-    random: internals.random,
-    tools: internals.toolsFor(sessionKey),
-    options: segment.options,
-    signal: controller.signal,
-    emit,
-    compensate: ({ toolCallId, tool, args, output }) => {
-      const seq = compensationSeq++;
-      const record = { sessionKey, runId, seq, toolCallId, tool, args, result: output };
-      write(ledger.appendCompensation({ ...record, status: 'pending', recordedAt: clock.now() }));
-      emit({ type: 'undo.enqueued', runId, toolCallId, tool, args, index: seq });
-    },
-  };
+  const context = stepContext(internals, session, segment, controller.signal, write);
   let outcome: PlanOutcome;
   try {
     outcome = await executePlanSteps(context, {
@@ -116,7 +104,8 @@ export async function runPlanSegment(
       approved: segment.approved,
       previous: segment.previous,
       alwaysApprove: internals.alwaysApprove,
-      onAwaiting: (unit) =>
+      onAwaiting: (unit) => {
+        awaitingTools.set(unit.id, unit.tool);
         emit({
           type: 'approval.requested',
           runId,
@@ -124,7 +113,8 @@ export async function runPlanSegment(
           tool: unit.tool,
           args: unit.args,
           stepId: unit.id,
-        }),
+        });
+      },
       onResult: (result) =>
         write(ledger.putStepResult({ ...result, runId, seq: resultSeq++, recordedAt: clock.now() })),
     });
@@ -133,14 +123,69 @@ export async function runPlanSegment(
     finished.resolve();
   }
   if (outcome.status === 'awaiting_approval') {
-    write(ledger.setRunStatus(runId, 'awaiting_approval'));
-    emit({ type: 'run.paused', runId, state: 'awaiting_approval', toolCallIds: [...outcome.awaiting] });
+    for (const paused of pausePlanRun(internals, session, runId, outcome.awaiting, awaitingTools))
+      write(paused);
     await durable(writes);
     return { runId, status: outcome.status, results: outcome.results, awaiting: outcome.awaiting };
   }
-  write(endPlanRun(internals, session, segment, outcome));
+  write(endPlanRun(internals, session, segment, { ...outcome, aborted: abortStatusOf(controller.signal) }));
   await durable(writes);
   return { runId, status: outcome.status, results: outcome.results };
+}
+
+/** What the plan's steps run with: the session's tools, the segment's signal, compensations recorded. */
+function stepContext(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  segment: PlanSegment,
+  signal: AbortSignal,
+  write: (promise: Promise<void>) => void,
+): StepRunContext {
+  const { ledger, clock } = internals;
+  const { runId } = segment;
+  const sessionKey = session.key;
+  const emit: StepRunContext['emit'] = (event) => internals.emit(session, event);
+  let compensationSeq = segment.nextCompensation;
+  return {
+    runId,
+    sessionKey,
+    clock,
+    random: internals.random,
+    tools: internals.toolsFor(sessionKey),
+    options: segment.options,
+    signal,
+    emit,
+    compensate: ({ toolCallId, tool, args, output }) => {
+      const seq = compensationSeq++;
+      const record = { sessionKey, runId, seq, toolCallId, tool, args, result: output };
+      write(ledger.appendCompensation({ ...record, status: 'pending', recordedAt: clock.now() }));
+      emit({ type: 'undo.enqueued', runId, toolCallId, tool, args, index: seq });
+    },
+  };
+}
+
+/**
+ * Pause a plan run for approval of `awaiting`: the session holds the paused plan (messages queue) before
+ * `run.paused` is out, and its snapshot keeps it. Returns the writes.
+ */
+function pausePlanRun(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  runId: string,
+  awaiting: readonly string[],
+  tools: ReadonlyMap<string, string>,
+): Promise<void>[] {
+  const writes = [internals.ledger.setRunStatus(runId, 'awaiting_approval')];
+  const steps = awaiting.map((stepId) => ({ stepId, tool: tools.get(stepId) ?? '' }));
+  session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at: internals.clock.now() });
+  writes.push(internals.registry.persist(session));
+  internals.emit(session, {
+    type: 'run.paused',
+    runId,
+    state: 'awaiting_approval',
+    toolCallIds: [...awaiting],
+  });
+  return writes;
 }
 
 /** Wait for a segment's writes; one that failed makes the answer `ledger_unavailable` (the cause attached). */
@@ -159,22 +204,39 @@ function endPlanRun(
   internals: RuntimeInternals,
   session: LiveSession,
   segment: PlanSegment,
-  outcome: PlanOutcome,
+  outcome: PlanOutcome & { readonly aborted: AbortStatus },
 ): Promise<void> {
   const { runId } = segment;
-  const status = outcome.status === 'awaiting_approval' ? 'failed' : outcome.status;
+  // An aborted plan ends as its abort says: interrupted by a message, aborted by the caller.
+  const status =
+    outcome.status === 'awaiting_approval'
+      ? 'failed'
+      : outcome.status === 'aborted'
+        ? outcome.aborted
+        : outcome.status;
   const endedAt = internals.clock.now();
   const succeeded = outcome.results.filter((result) => result.success).length;
   const text = `plan: ${succeeded} of ${outcome.results.length} steps succeeded`;
   const failure =
     outcome.status === 'aborted'
-      ? { code: 'cancelled' as const, message: 'the plan was aborted' }
+      ? { code: 'cancelled' as const, message: `the plan was ${status}` }
       : outcome.status === 'failed'
         ? planError(outcome.results)
         : undefined;
   const error = failure === undefined ? {} : { error: failure };
   const usage = { inputTokens: 0, outputTokens: 0 };
   const closed = internals.ledger.closeRun(runId, { status, endedAt, text, usage, cost: 0, ...error });
+  const summary: RunSummary = {
+    runId,
+    status,
+    text,
+    messageIds: [],
+    startedAt: segment.startedAt,
+    endedAt,
+    ...error,
+  };
+  // The session lets the plan go (queued messages drain) before run.ended is out.
+  session.actor.send({ type: 'PLAN.ENDED', runId, summary });
   internals.emit(session, {
     type: 'run.ended',
     runId,

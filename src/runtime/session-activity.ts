@@ -1,15 +1,23 @@
 import type { SessionSnapshot } from '../actors/session-machine.js';
+import { pausedPlanOf } from '../actors/session-plans.js';
 import type { SessionActivity } from '../policies/queue-admission.js';
 
 /** The session states `status()` reports. */
 export type SessionState =
   'idle' | 'running' | 'streaming' | 'compacting' | 'awaiting_approval' | 'awaiting_tool_results';
 
-/** What the session is doing, read off the actor's snapshot. */
+/**
+ * What the session is doing, read off the actor's snapshot. A plan run the session holds reads like an agent
+ * run: paused for approval (`awaiting_approval`), else busy and not steerable (`settling`, shown as running).
+ */
 export function activityOf(snapshot: SessionSnapshot): SessionActivity {
   const value = snapshot.value;
   if (typeof value === 'string') return value;
-  if ('idle' in value) return value.idle === 'waiting' ? 'waiting' : 'idle';
+  if ('idle' in value) {
+    if (value.idle === 'held')
+      return pausedPlanOf(snapshot.context) === undefined ? 'settling' : 'awaiting_approval';
+    return value.idle === 'waiting' ? 'waiting' : 'idle';
+  }
   return value.running;
 }
 

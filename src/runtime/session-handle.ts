@@ -16,7 +16,9 @@ import type { z } from 'zod';
 import type { planSchema, PlanOptionsInput } from '../plans/plan-schema.js';
 import { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
 import type { PlanRunResult } from './plan-run.js';
-import { assertUndoable, undoRun, type UndoResult } from './undo-run.js';
+import { abortUndos, assertUndoable, undoRun, type UndoResult } from './undo-run.js';
+import { heldPlans, pausedPlanOf } from '../actors/session-plans.js';
+import { endHeldPlan } from './plan-end.js';
 
 /** What `status()` reports. */
 export interface SessionStatus {
@@ -32,7 +34,7 @@ export interface Session {
   send(message: InboundMessageInput, options?: QueueSettingsInput): Promise<SendResult>;
   /** `send(text, { mode: 'steer' })`. */
   steer(message: InboundMessageInput): Promise<SendResult>;
-  /** Abort the active run; resolves whether a run was active. */
+  /** Abort the active run (a plan run or an undo too); resolves whether one was active. */
   abort(options?: { reason?: string }): Promise<boolean>;
   /** Wait for the active run to end. @default timeoutMs 15000 (at least 100) */
   waitForEnd(options?: { timeoutMs?: number }): Promise<WaitResult>;
@@ -95,9 +97,14 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       }
       const plans = [...(internals.activePlans.get(key)?.values() ?? [])];
       for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', reason));
+      const undos = abortUndos(internals, key, reason);
       const live = registry.live(key);
+      // A paused plan holds the session like a paused run: abort ends it (resolves once recorded).
+      const paused = live === undefined ? undefined : pausedPlanOf(live.actor.getSnapshot().context);
+      if (paused !== undefined)
+        return endHeldPlan(internals, key, paused.runId, 'aborted', reason).then(() => true);
       if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
-        return Promise.resolve(plans.length > 0);
+        return Promise.resolve(plans.length + undos > 0);
       live.actor.send({ type: 'ABORT', status: 'aborted', reason });
       return Promise.resolve(true);
     },
@@ -108,15 +115,12 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
     },
     status() {
       const live = registry.live(key);
-      const plan = internals.activePlans.get(key)?.keys().next().value;
       if (live === undefined) return { state: 'idle', queued: 0 };
       const snapshot = live.actor.getSnapshot();
       const activity = activityOf(snapshot);
-      // A plan run holds the session lane without the actor knowing; it shows as running.
-      if (plan !== undefined && !isRunActive(activity)) {
-        return { state: 'running', queued: snapshot.context.queue.length, runId: plan };
-      }
-      const runId = snapshot.context.run?.runId;
+      // A plan run the session holds (paused first) is its run when no agent run is.
+      const { context } = snapshot;
+      const runId = context.run?.runId ?? (pausedPlanOf(context) ?? heldPlans(context)[0])?.runId;
       return {
         state: stateOf(activity),
         queued: snapshot.context.queue.length,

@@ -1,4 +1,5 @@
 import type { LiveSession } from '../actors/session-registry.js';
+import { pausedPlanOf } from '../actors/session-plans.js';
 import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../actors/run-summary.js';
 import { maxDurationMs } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
@@ -80,6 +81,16 @@ export function waitForRun(
   const { pause, run } = snapshot.context;
   if (pause !== null && run !== null) {
     return Promise.resolve({ status: 'paused', ...pausedInfo(run.runId, pause.state, pause.calls) });
+  }
+  // A paused plan run holds the session like a paused run: its waiting steps are the calls it waits for.
+  const plan = pausedPlanOf(snapshot.context);
+  if (plan !== undefined && run === null) {
+    const waiting = plan.steps.map((step) => ({
+      toolCallId: step.stepId,
+      tool: step.tool,
+      needs: 'approval' as const,
+    }));
+    return Promise.resolve({ status: 'paused', runId: plan.runId, state: 'awaiting_approval', waiting });
   }
   if (!isRunActive(activityOf(snapshot))) {
     const ended = session.unobservedEnd;

@@ -58,9 +58,12 @@ function checkWorkOverlaps(key: string, events: readonly RuntimeEvent[]): Violat
   return violations;
 }
 
-/** Statuses a run of this workload may end with: it never aborts, times out or fails on purpose. */
+/**
+ * Statuses a run of this workload may end with: it never aborts, times out or fails on purpose. A plan paused for
+ * approval holds its session like a paused chat run, so an interrupting message ends it too.
+ */
 const chatEndings = new Set(['completed', 'interrupted', 'crashed']);
-const planEndings = new Set(['completed', 'crashed']);
+const planEndings = new Set(['completed', 'interrupted', 'crashed']);
 
 function checkEndings(
   key: string,
