@@ -1,3 +1,4 @@
+import { assertNever } from '../core/errors.js';
 import type { EventOf, RuntimeEvent } from '../core/events.js';
 import { describePause } from './describe-pause.js';
 import type { TerminalStyle } from './terminal-style.js';
@@ -39,7 +40,15 @@ function compactJson(value: unknown): string {
   return truncate(json ?? String(value), jsonLimit);
 }
 
-function describeMessage(event: RuntimeEvent): EventDescription | undefined {
+/** The `message.*` events. */
+type MessageEvent = Extract<RuntimeEvent, { type: `message.${string}` }>;
+/** The events of a tool call's run, from its call to its outcome. */
+type ToolEvent = Extract<
+  RuntimeEvent,
+  { type: 'tool.called' | 'tool.succeeded' | 'tool.failed' | 'tool.skipped' }
+>;
+
+function describeMessage(event: MessageEvent): EventDescription {
   switch (event.type) {
     case 'message.received':
       return {
@@ -83,7 +92,7 @@ function describeMessage(event: RuntimeEvent): EventDescription | undefined {
     case 'message.rejected':
       return { label: 'message rejected', tone: 'yellow', details: [event.messageId, event.code] };
     default:
-      return undefined;
+      return assertNever(event, 'message event');
   }
 }
 
@@ -100,7 +109,7 @@ function describeRunEnd(event: EventOf<'run.ended'>): EventDescription {
   };
 }
 
-function describeTool(event: RuntimeEvent): EventDescription | undefined {
+function describeTool(event: ToolEvent): EventDescription {
   switch (event.type) {
     case 'tool.called':
       return {
@@ -131,7 +140,7 @@ function describeTool(event: RuntimeEvent): EventDescription | undefined {
         details: [event.tool, quote(event.reason), event.toolCallId],
       };
     default:
-      return undefined;
+      return assertNever(event, 'tool event');
   }
 }
 
@@ -216,11 +225,35 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
           event.priced ? `$${event.cost.toFixed(6)} (run $${event.cumulativeCost.toFixed(6)})` : 'no price',
         ],
       };
+    case 'compaction.started':
+    case 'compaction.ended':
+      return { label: event.type, tone: 'dim', details: [] };
+    case 'message.received':
+    case 'message.queued':
+    case 'message.collected':
+    case 'message.steered':
+    case 'message.admitted':
+    case 'message.dropped':
+    case 'message.duplicate':
+    case 'message.rejected':
+      return describeMessage(event);
+    case 'tool.called':
+    case 'tool.succeeded':
+    case 'tool.failed':
+    case 'tool.skipped':
+      return describeTool(event);
+    case 'run.paused':
+    case 'run.resumed':
+    case 'approval.requested':
+    case 'approval.resolved':
+    case 'tool.deferred':
+    case 'tool.supplied':
+    case 'undo.enqueued':
+    case 'undo.executed':
+    case 'undo.failed':
+    case 'step.executed':
+      return describePause(event);
     default:
-      return (
-        describeMessage(event) ??
-        describeTool(event) ??
-        describePause(event) ?? { label: event.type, tone: 'dim', details: [] }
-      );
+      return assertNever(event, 'event type');
   }
 }

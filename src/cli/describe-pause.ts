@@ -1,8 +1,27 @@
+import { assertNever } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { EventDescription } from './describe-event.js';
 
-/** Describe pauses, approvals, deferred calls, undo and plan steps; `undefined` for other events. */
-export function describePause(event: RuntimeEvent): EventDescription | undefined {
+/** The events of pauses, approvals, deferred calls, undo and plan steps. */
+export type PauseEvent = Extract<
+  RuntimeEvent,
+  {
+    type:
+      | 'run.paused'
+      | 'run.resumed'
+      | 'approval.requested'
+      | 'approval.resolved'
+      | 'tool.deferred'
+      | 'tool.supplied'
+      | 'undo.enqueued'
+      | 'undo.executed'
+      | 'undo.failed'
+      | 'step.executed';
+  }
+>;
+
+/** Describe pauses, approvals, deferred calls, undo and plan steps. */
+export function describePause(event: PauseEvent): EventDescription {
   switch (event.type) {
     case 'run.paused':
       return {
@@ -59,6 +78,6 @@ export function describePause(event: RuntimeEvent): EventDescription | undefined
         ],
       };
     default:
-      return undefined;
+      return assertNever(event, 'pause event');
   }
 }

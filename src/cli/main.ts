@@ -173,6 +173,7 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
         output.write(usage);
         return command === undefined ? 1 : 0;
       default:
+        // `command` is whatever the user typed (an open string): anything unlisted is an unknown command.
         errors.write(`agentlanes: unknown command "${command}"\n${usage}`);
         return 1;
     }

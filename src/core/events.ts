@@ -1,33 +1,32 @@
 import { z } from 'zod';
 import { approvalDecisions, approvalMemories } from './approvals.js';
+import { dispositions } from './dispositions.js';
+import { dropReasons } from './drop-reasons.js';
 import { errorCodes } from './errors.js';
+import { failureReasons } from './failure-reasons.js';
+import { pauseStates } from './pause-states.js';
+import { queueModes } from './queue-modes.js';
+import { runStatuses } from './run-statuses.js';
+import { thinkingLevels } from './thinking-levels.js';
+import { toolSkipReasons } from './tool-skip-reasons.js';
+
+export { runStatuses, type RunStatus } from './run-statuses.js';
+export { pauseStates, type PauseState } from './pause-states.js';
+export { dropReasons, type DropReason } from './drop-reasons.js';
 
 const errorInfo = z.object({ code: z.enum(errorCodes), message: z.string() });
 const usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 
-/** Every run ends with one of these statuses. */
-export const runStatuses = ['completed', 'aborted', 'failed', 'timeout', 'crashed', 'interrupted'] as const;
-/** How a run ended. */
-export type RunStatus = (typeof runStatuses)[number];
-
-/** Why a run paused: for an operator's decision, or for results supplied from outside. */
-export const pauseStates = ['awaiting_approval', 'awaiting_tool_results'] as const;
-/** The state of a paused run. */
-export type PauseState = (typeof pauseStates)[number];
-
 /** How a call that waited for approval was settled: by an operator, by the pause expiring, or by the run ending. */
 const approvalOutcomes = [...approvalDecisions, 'expired', 'cancelled'] as const;
-
-/** Why a message left the queue without running. */
-export const dropReasons = ['cap_old', 'cap_summarize', 'cancelled', 'cleared'] as const;
 
 /** The payload of every event type, keyed by type. Envelope fields are added by `eventEnvelope`. */
 const payloads = {
   'message.received': {
     messageId: z.string(),
     text: z.string(),
-    mode: z.string(),
-    disposition: z.string(),
+    mode: z.enum(queueModes),
+    disposition: z.enum(dispositions),
     senderId: z.string().optional(),
     channel: z.string().optional(),
   },
@@ -80,7 +79,7 @@ const payloads = {
     error: errorInfo,
     stepId: z.string().optional(),
   },
-  'tool.skipped': { toolCallId: z.string(), tool: z.string(), reason: z.string() },
+  'tool.skipped': { toolCallId: z.string(), tool: z.string(), reason: z.enum(toolSkipReasons) },
   'tool.deferred': { toolCallId: z.string(), tool: z.string(), args: z.unknown() },
   'tool.supplied': { toolCallId: z.string(), tool: z.string(), isError: z.boolean() },
   'approval.requested': {
@@ -114,18 +113,18 @@ const payloads = {
     model: z.string(),
     fromProfile: z.string(),
     toProfile: z.string().optional(),
-    reason: z.string(),
+    reason: z.enum(failureReasons),
   },
   'failover.fallback': {
     fromProvider: z.string(),
     fromModel: z.string(),
     toProvider: z.string(),
     toModel: z.string(),
-    reason: z.string(),
+    reason: z.enum(failureReasons),
   },
   'profile.cooldown': {
     profileId: z.string(),
-    reason: z.string(),
+    reason: z.enum(failureReasons),
     until: z.number(),
     model: z.string().optional(),
   },
@@ -139,7 +138,7 @@ const payloads = {
   },
   // A ledger row failed validation: it is skipped (replay goes on) and reported once.
   'ledger.corrupt': { table: z.string(), row: z.string(), message: z.string() },
-  'thinking.lowered': { model: z.string(), from: z.string(), to: z.string() },
+  'thinking.lowered': { model: z.string(), from: z.enum(thinkingLevels), to: z.enum(thinkingLevels) },
   'compaction.started': { attempt: z.number(), messages: z.number() },
   'compaction.ended': { attempt: z.number(), before: z.number(), after: z.number(), truncated: z.boolean() },
   'cost.updated': {

@@ -1,7 +1,7 @@
-/** The life of an accepted inbound message, as the inbox records it. */
-export const inboxStatuses = ['pending', 'steered', 'collected', 'consumed', 'dropped', 'cancelled'] as const;
-/** Where an accepted message stands. */
-export type InboxStatus = (typeof inboxStatuses)[number];
+import type { InboxStatus } from '../core/inbox-statuses.js';
+import type { QueueMode } from '../core/queue-modes.js';
+
+export { inboxStatuses, type InboxStatus } from '../core/inbox-statuses.js';
 
 /**
  * One accepted inbound message. `order` is its arrival rank within the session and the record's key: a platform
@@ -12,7 +12,8 @@ export interface InboxRecord {
   readonly messageId: string;
   readonly order: number;
   readonly text: string;
-  readonly mode: string;
+  /** The queue mode it was admitted with (the `queue` alias already normalised to `followup`). */
+  readonly mode: QueueMode;
   readonly status: InboxStatus;
   readonly acceptedAt: number;
   readonly senderId?: string;

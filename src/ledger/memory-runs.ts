@@ -1,4 +1,5 @@
 import { RuntimeError } from '../core/errors.js';
+import { openRunStatuses } from '../core/run-statuses.js';
 import type { Perform } from './memory-perform.js';
 import type { SessionState } from './recovery-store.js';
 import { pausedRunStatuses, type RunRecord, type RunStore } from './run-store.js';
@@ -13,7 +14,7 @@ export interface MemoryRuns {
 
 const pausedStatuses = new Set<string>(pausedRunStatuses);
 /** The statuses of a run that has not ended: `setRunStatus` moves a run between them. */
-const openStatuses = new Set<string>(['running', ...pausedRunStatuses]);
+const openStatuses = new Set<string>(openRunStatuses);
 
 function copyRun(record: RunRecord): RunRecord {
   const copy: RunRecord = { ...record, messageIds: [...record.messageIds], usage: { ...record.usage } };

@@ -1,14 +1,14 @@
 import type { ErrorInfo } from '../core/errors.js';
-import type { RunStatus } from '../core/events.js';
 import type { Usage } from '../core/model-types.js';
+import { pauseStates, type PauseState } from '../core/pause-states.js';
+import type { OpenRunStatus, RecordedRunStatus, RunStatus } from '../core/run-statuses.js';
+
+export type { OpenRunStatus } from '../core/run-statuses.js';
 
 /** A run that paused for an operator's decision or for tool results from outside; it survives a restart. */
-export const pausedRunStatuses = ['awaiting_approval', 'awaiting_tool_results'] as const;
+export const pausedRunStatuses = pauseStates;
 /** Why a run is paused. */
-export type PausedRunStatus = (typeof pausedRunStatuses)[number];
-
-/** The statuses of a run that has not ended. */
-export type OpenRunStatus = 'running' | PausedRunStatus;
+export type PausedRunStatus = PauseState;
 
 /**
  * A run, open (`running` or paused) or ended. `text` is the assistant text so far (the partial output of a
@@ -17,7 +17,7 @@ export type OpenRunStatus = 'running' | PausedRunStatus;
 export interface RunRecord {
   readonly runId: string;
   readonly sessionKey: string;
-  readonly status: RunStatus | OpenRunStatus;
+  readonly status: RecordedRunStatus;
   readonly messageIds: readonly string[];
   readonly provider: string;
   readonly model: string;

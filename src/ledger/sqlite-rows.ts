@@ -1,8 +1,11 @@
 import { RuntimeError } from '../core/errors.js';
-import { errorCodes, type ErrorCode } from '../core/errors.js';
-import { runStatuses, type RuntimeEvent } from '../core/events.js';
-import { inboxStatuses, type InboxRecord } from './inbox-store.js';
-import { pausedRunStatuses, type RunRecord } from './run-store.js';
+import { errorCodes } from '../core/errors.js';
+import type { RuntimeEvent } from '../core/events.js';
+import { inboxStatuses } from '../core/inbox-statuses.js';
+import { queueModes } from '../core/queue-modes.js';
+import { recordedRunStatuses } from '../core/run-statuses.js';
+import type { InboxRecord } from './inbox-store.js';
+import type { RunRecord } from './run-store.js';
 import type { SessionRecord } from './session-store.js';
 import type { TurnRecord } from './transcript-store.js';
 
@@ -65,9 +68,16 @@ export interface EventRow {
   body: string;
 }
 
-const knownInboxStatuses = new Set<string>(inboxStatuses);
-const knownRunStatuses = new Set<string>([...runStatuses, 'running', ...pausedRunStatuses]);
-const knownErrorCodes = new Set<string>(errorCodes);
+/** True when `value` is one of `values`: a row's column checked against its closed vocabulary. */
+function isOneOf<T extends string>(values: readonly T[]): (value: string) => value is T {
+  const known = new Set<string>(values);
+  return (value): value is T => known.has(value);
+}
+
+const isInboxStatus = isOneOf(inboxStatuses);
+const isQueueMode = isOneOf(queueModes);
+const isRunStatus = isOneOf(recordedRunStatuses);
+const isErrorCode = isOneOf(errorCodes);
 
 /**
  * A row that cannot be read: `ledger_corrupt`, naming the table and the row (and, in `details.sessionKey`, the
@@ -145,16 +155,19 @@ export const inboxRowName = (row: { session_key: string; ord: number }): string 
   `("${row.session_key}", ${row.ord})`;
 
 export function toInboxRecord(row: InboxRow): InboxRecord {
-  if (!knownInboxStatuses.has(row.status)) {
-    throw corrupt('inbox', inboxRowName(row), `unknown status "${row.status}"`, row.session_key);
+  const { status, mode } = row;
+  if (!isInboxStatus(status)) {
+    throw corrupt('inbox', inboxRowName(row), `unknown status "${status}"`, row.session_key);
   }
+  if (!isQueueMode(mode))
+    throw corrupt('inbox', inboxRowName(row), `unknown mode "${mode}"`, row.session_key);
   return {
     sessionKey: row.session_key,
     messageId: row.message_id,
     order: row.ord,
     text: row.text,
-    mode: row.mode,
-    status: row.status as InboxRecord['status'],
+    mode,
+    status,
     acceptedAt: row.accepted_at,
     ...optional('senderId', row.sender_id),
     ...optional('channel', row.channel),
@@ -167,9 +180,10 @@ export function toInboxRecord(row: InboxRow): InboxRecord {
 export function toRunRecord(row: RunRow): RunRecord {
   const name = `"${row.run_id}"`;
   const key = row.session_key;
-  if (!knownRunStatuses.has(row.status)) throw corrupt('runs', name, `unknown status "${row.status}"`, key);
-  if (row.error_code !== null && !knownErrorCodes.has(row.error_code)) {
-    throw corrupt('runs', name, `unknown error code "${row.error_code}"`, key);
+  const { status, error_code: errorCode } = row;
+  if (!isRunStatus(status)) throw corrupt('runs', name, `unknown status "${status}"`, key);
+  if (errorCode !== null && !isErrorCode(errorCode)) {
+    throw corrupt('runs', name, `unknown error code "${errorCode}"`, key);
   }
   const messageIds = parseJson('runs', name, 'message_ids', row.message_ids, key);
   if (!Array.isArray(messageIds) || !messageIds.every((id) => typeof id === 'string')) {
@@ -178,15 +192,13 @@ export function toRunRecord(row: RunRow): RunRecord {
   return {
     runId: row.run_id,
     sessionKey: row.session_key,
-    status: row.status as RunRecord['status'],
+    status,
     messageIds,
     provider: row.provider,
     model: row.model,
     startedAt: row.started_at,
     ...optional('endedAt', row.ended_at),
-    ...(row.error_code === null
-      ? {}
-      : { error: { code: row.error_code as ErrorCode, message: row.error_message ?? '' } }),
+    ...(errorCode === null ? {} : { error: { code: errorCode, message: row.error_message ?? '' } }),
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
     ...optional('cost', row.cost),
     text: row.text,

@@ -1,6 +1,7 @@
 import { RuntimeError } from '../core/errors.js';
+import { openRunStatuses } from '../core/run-statuses.js';
 import type { SessionState } from './recovery-store.js';
-import { pausedRunStatuses, type RunStore } from './run-store.js';
+import type { RunStore } from './run-store.js';
 import type { SqliteAccess } from './sqlite-access.js';
 import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
 import { openRunRow, runCloseRow, runStatusRow } from './sqlite-params.js';
@@ -12,7 +13,7 @@ const paused = "('awaiting_approval', 'awaiting_tool_results')";
 /** The statuses of a run that has not ended. */
 const open = "('running', 'awaiting_approval', 'awaiting_tool_results')";
 /** The statuses `setRunStatus` moves a run between. */
-const openStatuses = new Set<string>(['running', ...pausedRunStatuses]);
+const openStatuses = new Set<string>(openRunStatuses);
 
 /** The run store of the SQLite ledger, and what its recovery reads of it. */
 export interface SqliteRuns {

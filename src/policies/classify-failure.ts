@@ -1,24 +1,8 @@
 import { assertNever } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
+import type { FailureReason } from '../core/failure-reasons.js';
 
-/** Every reason a provider attempt can fail for; it decides rotation, cooldown and the surfaced error code. */
-export const failureReasons = [
-  'billing',
-  'rate_limit',
-  'timeout',
-  'format',
-  'auth',
-  'auth_permanent',
-  'overloaded',
-  'context_overflow',
-  'model_not_found',
-  'thinking_unsupported',
-  'aborted',
-  'unknown',
-] as const;
-
-/** One reason from the closed union of failure reasons. */
-export type FailureReason = (typeof failureReasons)[number];
+export { failureReasons, type FailureReason } from '../core/failure-reasons.js';
 
 /** What is known about a failed provider attempt: HTTP status, transport error code, message, user abort. */
 export interface ProviderFailure {

@@ -1,20 +1,17 @@
+import type { Disposition } from '../core/dispositions.js';
+import type { PauseState } from '../core/pause-states.js';
 import type { QueueSettings } from './queue-settings.js';
 import { decideCap } from './queue-cap.js';
+
+/** The dispositions of a message that waits in the queue. */
+type QueuedDisposition = Extract<Disposition, 'queued' | 'collected'>;
 
 /**
  * What the session is doing when a message arrives: `idle` (nothing queued), `waiting` (idle, a queue waits for
  * its drain), or the active run's phase.
  */
 export type SessionActivity =
-  | 'idle'
-  | 'waiting'
-  | 'starting'
-  | 'streaming'
-  | 'tools'
-  | 'compacting'
-  | 'settling'
-  | 'awaiting_approval'
-  | 'awaiting_tool_results';
+  'idle' | 'waiting' | 'starting' | 'streaming' | 'tools' | 'compacting' | 'settling' | PauseState;
 
 /** What happens to an arriving message. */
 export type Admission =
@@ -28,7 +25,7 @@ export type Admission =
     }
   | {
       readonly kind: 'enqueue';
-      readonly disposition: 'queued' | 'collected';
+      readonly disposition: QueuedDisposition;
       readonly dropOldest: boolean;
       readonly summarize: boolean;
     }
@@ -45,11 +42,7 @@ export function isRunActive(activity: SessionActivity): boolean {
   return activity !== 'idle' && activity !== 'waiting';
 }
 
-function enqueue(
-  disposition: 'queued' | 'collected',
-  queueLength: number,
-  settings: QueueSettings,
-): Admission {
+function enqueue(disposition: QueuedDisposition, queueLength: number, settings: QueueSettings): Admission {
   const cap = decideCap(queueLength, settings);
   if (!cap.accept) return { kind: 'reject', code: cap.code };
   return { kind: 'enqueue', disposition, dropOldest: cap.drop === 1, summarize: cap.summarize };

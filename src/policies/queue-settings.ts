@@ -1,18 +1,8 @@
 import { z } from 'zod';
 import { maxDurationMs } from '../core/clock.js';
+import { queueModes, type QueueMode } from '../core/queue-modes.js';
 
-/** Every queue mode a message can ask for; `queue` is an alias of `followup`. */
-export const queueModes = [
-  'steer',
-  'followup',
-  'queue',
-  'collect',
-  'steer-backlog',
-  'interrupt',
-  'reject',
-] as const;
-/** What happens to a message that arrives while its session is busy. */
-export type QueueMode = (typeof queueModes)[number];
+export { queueModes, type QueueMode } from '../core/queue-modes.js';
 
 /** What the queue does with a newcomer when it already holds `cap` messages. */
 export const dropPolicies = ['old', 'new', 'summarize'] as const;

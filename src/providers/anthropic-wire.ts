@@ -213,6 +213,8 @@ export function createEventFolder(): AnthropicEventFolder {
           { type: 'finish', reason: finishReason(stopReason) },
         ];
       default:
+        // The wire is open even where the SDK's union is closed: a newer API (or a proxy) sends event types
+        // (`ping`, `error`, ...) this folder does not know, and those carry nothing to fold.
         return [];
     }
   };

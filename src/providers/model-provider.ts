@@ -1,11 +1,8 @@
 import type { ToolCall, ToolSpec, Usage } from '../core/model-types.js';
+import type { ThinkingLevel } from '../core/thinking-levels.js';
 
 export type { ToolCall, ToolSpec, Usage };
-
-/** Reasoning effort a request may ask for, from none to the most. */
-export const thinkingLevels = ['off', 'minimal', 'low', 'medium', 'high'] as const;
-/** A thinking (reasoning effort) level. */
-export type ThinkingLevel = (typeof thinkingLevels)[number];
+export { thinkingLevels, type ThinkingLevel } from '../core/thinking-levels.js';
 
 /** One message of the conversation sent to the model. */
 export type ModelMessage =

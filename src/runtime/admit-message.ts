@@ -1,6 +1,7 @@
 import type { QueuedMessage } from '../actors/session-context.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import type { Clock } from '../core/clock.js';
+import type { Disposition } from '../core/dispositions.js';
 import { RuntimeError } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
@@ -14,8 +15,7 @@ import type { InboundMessage } from './inbound-message.js';
 /** What `send()` resolves with. Refusals are answers, not exceptions. */
 export interface SendResult {
   readonly messageId: string;
-  readonly disposition:
-    'started' | 'queued' | 'steered' | 'collected' | 'interrupted' | 'rejected' | 'duplicate';
+  readonly disposition: Disposition;
   readonly runId?: string;
   /** 1-based position in the queue, for queued, collected and interrupting messages. */
   readonly position?: number;

@@ -32,8 +32,10 @@ function answer(last: string | undefined): ScriptEntry {
     case 'stop me':
     case 'take your time':
       return { hang: true };
+    case undefined:
     default:
-      // The turn after the tool result: streamed word by word, so a steer lands mid-stream.
+      // `last` is free text (an open string). The turn after the tool result: streamed word by word, so a
+      // steer lands mid-stream.
       return { text: 'Order A-1 has shipped and arrives in two days.', tokenDelayMs: 10 };
   }
 }

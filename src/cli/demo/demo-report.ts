@@ -1,3 +1,5 @@
+import { assertNever } from '../../core/errors.js';
+import { eventGuard } from '../../core/event-guard.js';
 import type { RuntimeEvent } from '../../core/events.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { ChannelLog } from './demo-users.js';
@@ -19,8 +21,24 @@ export interface DemoCounts {
   approved: number;
 }
 
+/** The event types the closing table counts; every other event leaves the counts alone. */
+const isCounted = eventGuard([
+  'run.started',
+  'run.ended',
+  'message.steered',
+  'message.collected',
+  'lane.waited',
+  'assistant.delta',
+  'failover.rotated',
+  'failover.fallback',
+  'profile.cooldown',
+  'approval.requested',
+  'approval.resolved',
+]);
+
 /** Fold one event into the counts. */
 export function countEvent(counts: DemoCounts, event: RuntimeEvent): void {
+  if (!isCounted(event)) return;
   switch (event.type) {
     case 'run.started':
       counts.runs++;
@@ -58,7 +76,7 @@ export function countEvent(counts: DemoCounts, event: RuntimeEvent): void {
       if (event.decision === 'approve') counts.approved++;
       break;
     default:
-      break;
+      assertNever(event, 'counted event');
   }
 }
 

@@ -1,3 +1,5 @@
+import { assertNever } from '../../core/errors.js';
+import { eventGuard } from '../../core/event-guard.js';
 import type { RuntimeEvent } from '../../core/events.js';
 
 /** The notable moments of the demo (steers, interrupts, stops, approvals, failover), one short line each. */
@@ -16,7 +18,20 @@ function quote(text: string): string {
   return `"${flat.length > quoteLimit ? `${flat.slice(0, quoteLimit - 1)}…` : flat}"`;
 }
 
+/** The event types the ticker may show a line for; every other event is never notable. */
+const mayBeNotable = eventGuard([
+  'message.steered',
+  'message.received',
+  'run.ended',
+  'approval.requested',
+  'approval.resolved',
+  'failover.rotated',
+  'failover.fallback',
+  'failover.waiting',
+]);
+
 function describeNotable(event: RuntimeEvent, texts: ReadonlyMap<string, string>): string | undefined {
+  if (!mayBeNotable(event)) return undefined;
   switch (event.type) {
     case 'message.steered':
       return `steered ${quote(texts.get(event.messageId) ?? '')} into the running answer`;
@@ -37,7 +52,7 @@ function describeNotable(event: RuntimeEvent, texts: ReadonlyMap<string, string>
     case 'failover.waiting':
       return `every key cooling: waiting ${(event.waitMs / 1000).toFixed(1)}s for ${event.profileId}`;
     default:
-      return undefined;
+      return assertNever(event, 'notable event');
   }
 }
 
