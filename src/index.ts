@@ -125,3 +125,5 @@ export { summarizeOlderTurns, type Compactor, type CompactionInput } from './run
 export { classifyFailure, failureReasons, type FailureReason } from './policies/classify-failure.js';
 export type { AuthProfileConfig, SecretSource } from './runtime/auth-profiles.js';
 export type { ProfileStats } from './runtime/auth-profile-stats.js';
+export { dispositions, type Disposition } from './core/dispositions.js';
+export { dropReasons, type DropReason } from './core/drop-reasons.js';

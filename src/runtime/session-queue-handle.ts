@@ -1,3 +1,4 @@
+import type { QueuedMessage } from '../actors/session-context.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import { RuntimeError } from '../core/errors.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
@@ -6,7 +7,7 @@ import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 export interface QueueItem {
   readonly messageId: string;
   readonly text: string;
-  readonly mode: string;
+  readonly mode: QueuedMessage['mode'];
   readonly enqueuedAt: number;
 }
 
