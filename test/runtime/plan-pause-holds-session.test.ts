@@ -39,8 +39,10 @@ function tools(holder: { clock?: FakeClock }, log: string[]) {
   ];
 }
 
-function start(ledger: RuntimeOptions['ledger'], script: Script = [{ text: 'answer' }]) {
+/** A runtime on `ledger`; `process` prefixes its ids, so a restarted one never reuses a run id. */
+function start(ledger: RuntimeOptions['ledger'], script: Script = [{ text: 'answer' }], process = 'p1') {
   const clock = fakeClock({ now: 0 });
+  const ids = sequentialIds();
   const holder = { clock };
   const log: string[] = [];
   const runtime = createRuntime({
@@ -49,7 +51,7 @@ function start(ledger: RuntimeOptions['ledger'], script: Script = [{ text: 'answ
     model: { provider: 'scripted', model: 'm' },
     tools: tools(holder, log),
     clock,
-    ids: sequentialIds(),
+    ids: (prefix) => `${process}-${ids(prefix)}`,
     random: () => 0.5,
   });
   const chat = runtime.session('web:1');
@@ -231,7 +233,7 @@ describe.each(['memory', 'sqlite'] as const)('a paused plan across a restart on 
     const paused = await first.chat.executePlan(payPlan);
     await first.close();
 
-    const second = start(ledger, [{ text: 'after restart' }]);
+    const second = start(ledger, [{ text: 'after restart' }], 'p2');
     expect(await second.chat.waitForEnd()).toMatchObject({
       status: 'paused',
       runId: paused.runId,
@@ -265,7 +267,7 @@ describe('a paused plan restored from a stale snapshot', () => {
       snapshot: { ...snapshot, value: { idle: 'empty' }, context: { ...snapshot.context, plans: [] } },
     });
 
-    const second = start(ledger);
+    const second = start(ledger, undefined, 'p2');
     expect(await second.chat.waitForEnd()).toMatchObject({
       status: 'paused',
       runId: paused.runId,
