@@ -21,7 +21,7 @@ export {
   type EventStreamOptions,
   type InboundMessageInput,
 } from './runtime/index.js';
-export type { RunSummary } from './actors/run-summary.js';
+export type { RunSummary } from './runner/run-summary.js';
 export {
   planSchema,
   planOptionsSchema,

@@ -100,11 +100,8 @@ const longFunctions: Record<string, string> = {
   'policies/block-chunker.ts#createBlockChunker': 'TODO(issue 12): factory closing over its helpers',
   'providers/anthropic-wire.ts#createEventFolder': 'TODO(issue 12)',
   'runner/model-call.ts#tryCandidate': 'TODO(issue 12): the attempt loop of one candidate model',
-  'runtime/create-runtime.ts#createRuntime': 'TODO(issue 12): one home for the run',
   'runtime/event-bus.ts#createEventBus': 'TODO(issue 12): factory closing over its helpers',
   'runtime/event-stream.ts#streamEvents': 'TODO(issue 12)',
-  'runtime/run-executor.ts#createRunExecutor': 'TODO(issue 12): one home for the run',
-  'runtime/session-handle.ts#createSessionHandle': 'TODO(issue 12): the session machine decides',
 };
 
 /** The name a function is known by: its own, or the variable or property it is assigned to. */

@@ -1,10 +1,10 @@
 import type { CallbackLogicFunction } from 'xstate';
 import type { Clock } from '../core/clock.js';
-import type { RunPhase } from '../runner/run-context.js';
 import { runAbortReason } from '../runner/run-abort.js';
-import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/steer-inbox.js';
+import type { ExecuteRun, RunRequest } from '../runner/run-request.js';
+import { createSteerInbox, type SteerMessage } from '../runner/steer-inbox.js';
 import type { ActiveRun, SessionEvent } from './session-context.js';
-import { isRunPaused, type RunResult } from './run-summary.js';
+import { isRunPaused } from '../runner/run-summary.js';
 
 /** Input of the invoked run actor. */
 export interface RunActorInput {
@@ -12,29 +12,12 @@ export interface RunActorInput {
   readonly run: ActiveRun;
 }
 
-/** What the run actor hands the runtime to execute a run. */
-export interface RunRequest {
-  readonly sessionKey: string;
-  readonly run: ActiveRun;
-  readonly signal: AbortSignal;
-  readonly steering: SteerInbox;
-  /** Abort the run's own controller (the run timeout uses it). */
-  readonly abort: (status: 'timeout', reason: string) => void;
-  readonly setPhase: (phase: RunPhase) => void;
-}
-
-/**
- * Executes a run; resolves with its summary once ended and recorded, or with the pause once recorded, or rejects
- * when it could not start (then its messages go back to the queue).
- */
-export type RunStarter = (request: RunRequest) => Promise<RunResult>;
-
 /**
  * The invoked run actor: owns the run's AbortController and steer inbox, forwards STEER and ABORT from the
  * session actor, and reports phases and the end back to it.
  */
 export function createRunActor(
-  startRun: RunStarter,
+  executeRun: ExecuteRun,
   clock: Clock,
 ): CallbackLogicFunction<SessionEvent, SessionEvent, RunActorInput> {
   return ({ input, sendBack, receive }) => {
@@ -64,7 +47,7 @@ export function createRunActor(
     const abort = input.run.resume?.abort;
     if (abort !== undefined) controller.abort(runAbortReason(abort.status, abort.reason));
     let settled = false;
-    startRun(request).then(
+    executeRun(request).then(
       (result) => {
         settled = true;
         const unadmitted: SteerMessage[] = steering.take();

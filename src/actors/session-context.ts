@@ -2,7 +2,7 @@ import type { AbortStatus } from '../runner/run-abort.js';
 import type { RunPhase } from '../runner/run-context.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
 import type { PauseState } from '../core/events.js';
-import type { PausedCallInfo, RunPaused, RunSummary } from './run-summary.js';
+import type { PausedCallInfo, RunPaused, RunSummary } from '../runner/run-summary.js';
 
 /** A message waiting in a session's queue. Plain data: it lives in the persisted actor snapshot. */
 export interface QueuedMessage {

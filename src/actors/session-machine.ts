@@ -3,7 +3,8 @@ import type { Clock } from '../core/clock.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { RunPhase } from '../runner/run-context.js';
 import type { AbortStatus } from '../runner/run-abort.js';
-import { createRunActor, type RunActorInput, type RunStarter } from './run-actor.js';
+import type { ExecuteRun } from '../runner/run-request.js';
+import { createRunActor, type RunActorInput } from './run-actor.js';
 import {
   accept,
   acceptQueued,
@@ -12,15 +13,15 @@ import {
   enqueue,
   removeQueued,
   returnRun,
-  startRun,
+  beginRun,
   takeNextRun,
 } from './session-queue.js';
 import { initialSessionContext, type SessionContext, type SessionEvent } from './session-context.js';
-import type { RunPaused, RunResult, RunSummary } from './run-summary.js';
+import type { RunPaused, RunResult, RunSummary } from '../runner/run-summary.js';
 import {
   awaitToolResults,
   pauseRun,
-  resumeRun,
+  continueRun,
   settlePausedCall,
   unadmittedItem,
   waitingCalls,
@@ -33,7 +34,7 @@ export interface SessionMachineDeps {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   /** Start a run: lanes, ledger, turn loop. Resolves with the summary once the run ended and was recorded. */
-  readonly startRun: RunStarter;
+  readonly executeRun: ExecuteRun;
   /** Called when a session goes idle with nothing queued (it may hibernate after a while). */
   readonly onIdle: (sessionKey: string) => void;
   /** Called when a run ended and the session has moved on. */
@@ -62,7 +63,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       events: {} as SessionEvent,
       input: {} as SessionInput,
     },
-    actors: { run: fromCallback<SessionEvent, RunActorInput>(createRunActor(deps.startRun, clock)) },
+    actors: { run: fromCallback<SessionEvent, RunActorInput>(createRunActor(deps.executeRun, clock)) },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
       planHolds: ({ context }) => heldPlans(context).length > 0,
@@ -97,7 +98,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       runPaused: ({ context, event }) => {
         if (event.type === 'RUN.PAUSED') deps.onRunPaused(context.sessionKey, event.paused);
       },
-      resumeRun: assign(({ context }) => resumeRun(context)),
+      continueRun: assign(({ context }) => continueRun(context)),
       awaitToolResults: assign(({ context }) => awaitToolResults(context)),
       planChanged: assign(({ context, event }) => applyPlanEvent(context, event)),
       planStopped: ({ context, event }) => {
@@ -129,10 +130,12 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           lastEnqueuedAt: event.at,
           interruptUntil: event.at + event.waitMs,
         };
-        return resumeRun(next, { status: 'interrupted', reason: 'interrupted by a new message' });
+        return continueRun(next, { status: 'interrupted', reason: 'interrupted by a new message' });
       }),
       abortPaused: assign(({ context, event }) =>
-        event.type === 'ABORT' ? resumeRun(context, { status: event.status, reason: event.reason }) : context,
+        event.type === 'ABORT'
+          ? continueRun(context, { status: event.status, reason: event.reason })
+          : context,
       ),
     },
   }).createMachine({
@@ -153,7 +156,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           START: {
             target: 'running',
             actions: assign(({ context, event }) =>
-              startRun(
+              beginRun(
                 accept(context, event.item.messageId, event.at, event.remember),
                 event.runId,
                 [event.item],

@@ -1,6 +1,6 @@
 import type { AbortStatus } from '../runner/run-abort.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
-import type { RunPaused } from './run-summary.js';
+import type { RunPaused } from '../runner/run-summary.js';
 import type { QueuedMessage, SessionContext } from './session-context.js';
 
 /**
@@ -47,7 +47,7 @@ export function waitingCalls(context: SessionContext, needs?: 'approval' | 'defe
  * The paused run continues (every call settled, or the pause expired), or, with `abort`, only ends: its lane
  * turn records the end. Either way the run goes back through the run actor.
  */
-export function resumeRun(
+export function continueRun(
   context: SessionContext,
   abort?: { readonly status: AbortStatus; readonly reason: string },
 ): SessionContext {

@@ -12,16 +12,16 @@ const pausedEvents = {
 /** The run waits for an operator's decisions (and maybe tool results); it resumes once nothing waits. */
 export const awaitingApprovalState = {
   always: [
-    { guard: 'nothingWaits', target: 'running', actions: 'resumeRun' },
+    { guard: 'nothingWaits', target: 'running', actions: 'continueRun' },
     { guard: 'noApprovalWaits', target: 'awaiting_tool_results', actions: 'awaitToolResults' },
   ],
-  after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
+  after: { pauseDelay: { target: 'running', actions: 'continueRun' } },
   on: { ...pausedEvents, HYDRATED: { target: 'awaiting_approval', reenter: true } },
 } as const;
 
 /** The run waits for results of deferred calls only; it resumes once nothing waits. */
 export const awaitingToolResultsState = {
-  always: { guard: 'nothingWaits', target: 'running', actions: 'resumeRun' },
-  after: { pauseDelay: { target: 'running', actions: 'resumeRun' } },
+  always: { guard: 'nothingWaits', target: 'running', actions: 'continueRun' },
+  after: { pauseDelay: { target: 'running', actions: 'continueRun' } },
   on: { ...pausedEvents, HYDRATED: { target: 'awaiting_tool_results', reenter: true } },
 } as const;

@@ -88,11 +88,11 @@ export function takeNextRun(context: SessionContext, runId: string, now: number)
     }
     items = takeCollectBatch(leading).batch;
   }
-  return startRun({ ...context, queue: context.queue.slice(items.length) }, runId, items, now);
+  return beginRun({ ...context, queue: context.queue.slice(items.length) }, runId, items, now);
 }
 
 /** Make `items` the active run (the dropped-message notice goes into its prompt). */
-export function startRun(
+export function beginRun(
   context: SessionContext,
   runId: string,
   items: readonly QueuedMessage[],

@@ -5,7 +5,7 @@ import type { Ledger, SessionRecord, SessionState } from '../ledger/ledger.js';
 import { restoreFailure } from './restore-failure.js';
 import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
-import type { RunResult, RunSummary } from './run-summary.js';
+import type { RunResult, RunSummary } from '../runner/run-summary.js';
 import type { PauseContext, SessionContext } from './session-context.js';
 import { pausedPlanToRestore, type HydrateState } from './session-plan-restore.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';

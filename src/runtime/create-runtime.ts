@@ -1,38 +1,28 @@
-import { isRunPaused, type RunPaused, type RunResult, type RunSummary } from '../actors/run-summary.js';
-import { createIdleSweeper } from '../actors/idle-sweeper.js';
-import { createSessionMachine } from '../actors/session-machine.js';
-import { createSessionRegistry, type LiveSession } from '../actors/session-registry.js';
 import { maxDurationMs } from '../core/clock.js';
-import { createDeferred } from '../core/deferred.js';
+import { createDeferred, type Deferred } from '../core/deferred.js';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
-import { maxAttempts } from '../policies/attempt-budget.js';
 import { needsApproval } from '../policies/approval-rules.js';
-import { resolveQueueSettings } from '../policies/queue-settings.js';
-import type { ModelCandidate } from '../runner/failover-context.js';
-import { createAuthProfiles } from './auth-profiles.js';
+import type { RunServices } from '../runner/run-services.js';
+import { createAuthProfiles, type AuthProfiles } from './auth-profiles.js';
 import type { ProfileStats } from './auth-profile-stats.js';
-import { isRunActive } from '../policies/queue-admission.js';
-import type { ModelProvider } from '../providers/model-provider.js';
-import { createEventBus } from './event-bus.js';
+import { buildRunServices } from './build-run-services.js';
+import { createCorruptRowReporter } from './corrupt-rows.js';
+import { createEventBus, type EventBus } from './event-bus.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseSessionKey } from './inbound-message.js';
+import { lateBound, type LateBound } from './late-bound.js';
 import { openRuntimeLedger } from './open-ledger.js';
+import { openSessions } from './open-sessions.js';
 import { recoverAtStart } from './recover.js';
-import { createCorruptRowReporter } from './corrupt-rows.js';
-import { createRunExecutor } from './run-executor.js';
 import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './runtime-options.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf } from './session-activity.js';
 import { createSessionGate } from './session-gate.js';
 import { createSessionHandle, type Session } from './session-handle.js';
-import { waitForRun } from './wait-for-run.js';
-import { createSessionTools } from './session-tools.js';
-import { settleActivePlans } from './plan-run.js';
-import { endHeldPlan } from './plan-end.js';
-import { settleActiveUndos } from './undo-run.js';
+import { createSessionTools, type SessionTools } from './session-tools.js';
+import { shutdown, type ShutdownSteps } from './shutdown.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {
@@ -59,37 +49,48 @@ function checkApprovalRules(config: RuntimeConfig): void {
   });
 }
 
-/** Create a runtime. Bad configuration throws `invalid_input` naming the field. */
-export function createRuntime(options: RuntimeOptions): Runtime {
-  const config = parseRuntimeOptions(options);
-  const { clock, ids, limits } = config;
-  checkApprovalRules(config);
-  // Bad policy entries throw invalid_input here, at construction.
+/** Where a runtime stands on closing: `closing` is set once `close()` was called. */
+interface ClosingState {
+  closing: Promise<void> | undefined;
+  readonly closed: Deferred<void>;
+}
+
+/** What the runtime opens before its sessions: the ledger, the bus, and the run services over them. */
+interface RuntimeBase {
+  readonly bus: EventBus;
+  readonly services: RunServices;
+  readonly profiles: AuthProfiles;
+  readonly sessionTools: SessionTools;
+  /** The runtime's internals, wired once the sessions exist. */
+  readonly internals: LateBound<RuntimeInternals>;
+  /** Reports a background failure (a corrupt row once, as an event on its session too). */
+  readonly report: (error: unknown) => void;
+  readonly steps: Omit<ShutdownSteps, 'stopTimers'> & { readonly startRetention: () => () => void };
+}
+
+/** Report a background failure when the options name no `onError`. */
+function reportToConsole(error: unknown): void {
+  console.error('agentlanes: background failure:', error instanceof Error ? error.message : error);
+}
+
+/** Open the ledger, the bus, the lanes and the auth profiles, and build the run services over them. */
+function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
+  const { clock } = config;
+  // Bad policy entries throw invalid_input here, at construction, before the ledger opens.
   const sessionTools = createSessionTools({
     tools: config.tools,
     layers: config.toolPolicy,
     groups: config.toolGroups,
   });
-  const toolsFor = (sessionKey: string) => sessionTools.registryFor(registry.live(sessionKey)?.toolPolicy);
   const { ledger, owned, startRetention } = openRuntimeLedger(config, clock);
-  const onError =
-    config.onError ??
-    ((error: unknown) => {
-      console.error('agentlanes: background failure:', error instanceof Error ? error.message : error);
-    });
+  const onError = config.onError ?? reportToConsole;
+  const internals = lateBound<RuntimeInternals>('the runtime internals');
+  const live = (sessionKey: string) => internals.get().registry.live(sessionKey);
   const bus = createEventBus({ ledger, clock, onError });
-  // A corrupt row is reported once, to onError and as a ledger.corrupt event on its session.
-  const report = createCorruptRowReporter({ ledger, bus, live: (key) => registry.live(key), onError });
+  const report = createCorruptRowReporter({ ledger, bus, live, onError });
   const stopCorruptReports = ledger.onCorruptRow?.(report);
-  const closedSignal = createDeferred<void>();
-  let closing: Promise<void> | undefined;
   const sessionLane = createSessionLane();
   const globalLane = createGlobalLane({ ...config.globalLane, clock });
-  const candidates = [config.model, ...config.model.fallbacks].map((ref) => ({
-    providerName: ref.provider,
-    provider: config.providers[ref.provider] as ModelProvider,
-    model: ref.model,
-  })) as [ModelCandidate, ...ModelCandidate[]];
   const profiles = createAuthProfiles({
     profiles: config.authProfiles,
     order: config.authOrder,
@@ -98,173 +99,104 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     clock,
     onError,
   });
-  const emitByKey = (sessionKey: string, event: Parameters<RuntimeInternals['emit']>[1]): void => {
-    const live = registry.live(sessionKey);
-    if (live === undefined) {
-      onError(new Error(`event ${event.type} for session "${sessionKey}", which is not live`));
-      return;
-    }
-    // A run's own events: those announcing its pause or end wait until the machine adopted it.
-    bus.emit(live, event, { untilAdopted: true });
+  const toolsFor = (sessionKey: string) => sessionTools.registryFor(live(sessionKey)?.toolPolicy);
+  const accepting = () => state.closing === undefined;
+  const parts = { ledger, bus, profiles, sessionLane, globalLane, toolsFor, live, accepting, onError };
+  const services = buildRunServices(config, parts);
+  const steps = {
+    startRetention: () => startRetention(onError),
+    closeLanes: () => globalLane.close(),
+    markClosed: () => state.closed.resolve(),
+    releaseLedger: async () => {
+      stopCorruptReports?.();
+      if (owned) await ledger.close();
+    },
   };
-  const startRun = createRunExecutor({
-    ledger,
-    sessionLane,
-    globalLane,
-    clock,
-    emit: emitByKey,
-    candidates,
-    thinking: config.model.thinking,
-    profiles,
-    prices: (provider, model) => config.prices[`${provider}/${model}`],
-    random: config.random,
-    maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
-    maxWaitMs: config.failover.maxWaitMs,
-    compactor: config.compactor,
-    system: config.systemPrompt,
-    toolsFor,
-    alwaysApprove: config.approvals.alwaysApprove,
-    limits,
-    blocks: config.blocks,
-    accepting: () => closing === undefined,
-    onError,
-  });
-  const machine = createSessionMachine({
-    clock,
-    ids,
-    startRun,
-    onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
-    onRunEnded: (sessionKey: string, summary: RunSummary) => notifyWaiters(sessionKey, summary),
-    onRunPaused: (sessionKey: string, paused: RunPaused) => notifyWaiters(sessionKey, paused),
-    pauseTimeoutMs: limits.pauseTimeoutMs,
-    onPlanStopped: (sessionKey, result) => {
-      const live = registry.live(sessionKey);
-      if (live !== undefined) answerWaiters(live, result);
-    },
-    endPlan: (sessionKey, runId, status, reason) => {
-      endHeldPlan(internals, sessionKey, runId, status, reason).catch(onError);
-    },
-  });
-  /**
-   * The machine adopted a run's pause or end: the events announcing it go out now, and the waiters of this
-   * moment are answered a macrotask later, so a subscriber has seen those events when waitForEnd() answers.
-   */
-  function notifyWaiters(sessionKey: string, result: RunResult): void {
-    bus.adopted(sessionKey);
-    const live = registry.live(sessionKey);
-    if (live === undefined) return;
-    live.unobservedEnd = isRunPaused(result) || live.waiters !== undefined ? undefined : result;
-    answerWaiters(live, result);
-  }
-  /** Answer the session's `waitForEnd()` callers of this moment, a macrotask later (a plan's pause or end too). */
-  function answerWaiters(live: LiveSession, result: RunResult): void {
-    const waiters = live.waiters;
-    live.waiters = undefined;
-    if (waiters === undefined) return;
-    setImmediate(() => {
-      for (const waiter of waiters) waiter(result);
-    });
-  }
-  const runtimeDefaults = resolveQueueSettings({ runtime: config.queue });
-  const registry = createSessionRegistry({
-    machine,
-    ledger,
-    clock,
-    defaults: {
-      debounceMs: runtimeDefaults.debounceMs,
-      maxWaitMs: runtimeDefaults.maxWaitMs,
-      pauseTimeoutMs: limits.pauseTimeoutMs,
-    },
+  return { bus, services, profiles, sessionTools, internals, report, steps };
+}
+
+/** Wire the session side over the base: machine, registry, sweeper, the gate, and the internals handles share. */
+function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingState) {
+  const { services, bus, profiles, report } = base;
+  const isClosing = () => state.closing !== undefined;
+  const { registry, sweeper } = openSessions(config, services, {
+    bus,
+    internals: base.internals,
+    isClosing,
     onCorrupt: report,
   });
+  const { ledger, clock, onError } = services;
   const ready = profiles.load().then(() => recoverAtStart({ ledger, clock, bus, registry, onError: report }));
-  const stopRetention = startRetention(onError);
-  const sweeper = createIdleSweeper({
-    clock,
-    idleMs: config.sessions.hibernateAfterMs,
-    onDue: (sessionKey) => {
-      // A plan run keeps its session live: its events go to this session's numbering.
-      if (closing === undefined && !internals.activePlans.has(sessionKey))
-        registry.hibernate(sessionKey).catch(onError);
-    },
-  });
+  const stopRetention = base.steps.startRetention();
   const internals: RuntimeInternals = {
-    clock,
-    ledger,
+    services,
     bus,
     registry,
     withSession: createSessionGate(registry, ready),
     admission: {
       clock,
-      ids,
+      ids: services.ids,
       ledger,
       emit: (session, event) => bus.emit(session, event),
       queueDefaults: config.queue,
-      interruptWaitMs: limits.interruptWaitMs,
+      interruptWaitMs: config.limits.interruptWaitMs,
       onError,
     },
-    closed: closedSignal.promise,
-    isClosed: () => closing !== undefined,
+    closed: state.closed.promise,
+    isClosed: isClosing,
     knowsProfile: (profileId) => profiles.knows(profileId),
-    emit: (session: LiveSession, event) => bus.emit(session, event),
-    toolsFor,
-    sessionTools,
-    sessionLane,
-    ids,
-    random: config.random,
-    alwaysApprove: config.approvals.alwaysApprove,
+    emit: (session, event) => bus.emit(session, event),
+    sessionTools: base.sessionTools,
     activePlans: new Map(),
     activeUndos: new Set(),
     resumingPlans: new Set(),
-    onError,
   };
-
-  async function shutdown(timeoutMs: number): Promise<void> {
-    // Paused runs stay paused: the ledger keeps them, and the next start brings them back.
-    const active = registry.all().filter((live) => {
-      const activity = activityOf(live.actor.getSnapshot());
-      return (
-        isRunActive(activity) && activity !== 'awaiting_approval' && activity !== 'awaiting_tool_results'
-      );
-    });
-    await Promise.all(
-      active.map(async (live) => {
-        const result = await waitForRun(internals, live, timeoutMs);
-        if (result.status !== 'timeout') return;
-        live.actor.send({ type: 'ABORT', status: 'aborted', reason: 'the runtime is closing' });
-        await waitForRun(internals, live, timeoutMs);
-      }),
-    );
-    await settleActivePlans(internals, timeoutMs);
-    await settleActiveUndos(internals, timeoutMs);
+  base.internals.set(internals);
+  const stopTimers = (): void => {
     sweeper.stop();
     stopRetention();
-    await registry.stopAll();
-    await globalLane.close();
-    closedSignal.resolve();
-    await bus.flushed();
-    stopCorruptReports?.();
-    if (owned) await ledger.close();
-  }
+  };
+  return { internals, ready, steps: { ...base.steps, stopTimers } };
+}
 
+/** Check `close()`'s timeout: milliseconds from 0 to the longest a timer can wait. */
+function checkCloseTimeout(timeoutMs: unknown): asserts timeoutMs is number {
+  if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= maxDurationMs)) {
+    throw new RuntimeError(
+      'invalid_input',
+      `close: timeoutMs must be milliseconds from 0 to ${maxDurationMs}`,
+    );
+  }
+}
+
+/** Create a runtime. Bad configuration throws `invalid_input` naming the field. */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const config = parseRuntimeOptions(options);
+  checkApprovalRules(config);
+  const state: ClosingState = { closing: undefined, closed: createDeferred<void>() };
+  const base = openBase(config, state);
+  const { internals, ready, steps } = wireSessions(config, base, state);
+  const { services, bus } = internals;
+  const { ledger, clock, onError, globalLane } = services;
   return {
     session: (key) => createSessionHandle(internals, parseSessionKey(key)),
     events: (eventOptions = {}) =>
-      streamEvents({ ledger, bus, clock, closed: closedSignal.promise, onError }, eventOptions),
-    stats: () => ({ liveSessions: registry.size, lanes: globalLane.stats(), profiles: profiles.stats() }),
+      streamEvents({ ledger, bus, clock, closed: state.closed.promise, onError }, eventOptions),
+    stats: () => ({
+      liveSessions: internals.registry.size,
+      lanes: globalLane.stats(),
+      profiles: base.profiles.stats(),
+    }),
     close(closeOptions) {
       const timeoutMs = closeOptions?.timeoutMs ?? 30_000;
-      if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= maxDurationMs)) {
-        return Promise.reject(
-          new RuntimeError(
-            'invalid_input',
-            `close: timeoutMs must be milliseconds from 0 to ${maxDurationMs}`,
-          ),
-        );
+      try {
+        checkCloseTimeout(timeoutMs);
+      } catch (error) {
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
       // A failed recovery still lets close() release the ledger.
-      closing ??= ready.catch(onError).then(() => shutdown(timeoutMs));
-      return closing;
+      state.closing ??= ready.catch(onError).then(() => shutdown(internals, steps, timeoutMs));
+      return state.closing;
     },
   };
 }

@@ -60,10 +60,10 @@ export async function executePlan(
   const plan = parsePlan(planInput);
   const options = parsePlanOptions(optionsInput);
   const graph = buildPlanGraph(plan);
-  const runId = internals.ids('run');
+  const runId = internals.services.ids('run');
   assertNoPausedRun(session, 'executePlan');
   return holdingSession(session, runId, () =>
-    internals.sessionLane.run(session.key, async (): Promise<PlanRunResult> => {
+    internals.services.sessionLane.run(session.key, async (): Promise<PlanRunResult> => {
       // Waited in the lane while the runtime began closing: nothing was recorded, nothing runs.
       assertOpen(internals);
       assertNoPausedRun(session, 'executePlan');
@@ -93,13 +93,13 @@ async function openPlanRun(
 ): Promise<number> {
   const { runId, plan, options } = run;
   const sessionKey = session.key;
-  const startedAt = internals.clock.now();
+  const startedAt = internals.services.clock.now();
   const approvedSteps = options.approvedSteps ?? [];
   const record: PlanRecord = { runId, sessionKey, plan, options, approvedSteps, createdAt: startedAt };
   const opened = { runId, sessionKey, messageIds: [], provider: 'plan', model: options.mode, startedAt };
   await Promise.all([
-    internals.ledger.putPlan(record),
-    internals.ledger.openRun({ ...opened, status: 'running', usage, text: '' }),
+    internals.services.ledger.putPlan(record),
+    internals.services.ledger.openRun({ ...opened, status: 'running', usage, text: '' }),
   ]);
   internals.emit(session, {
     type: 'run.started',
@@ -118,11 +118,11 @@ async function previewRun(
   run: { runId: string; plan: Plan; graph: PlanGraph; startedAt: number },
 ): Promise<PlanRunResult> {
   const { runId, startedAt } = run;
-  const tools = internals.toolsFor(session.key);
-  const results = previewPlan(run.plan, run.graph, tools, internals.alwaysApprove, startedAt);
+  const tools = internals.services.toolsFor(session.key);
+  const results = previewPlan(run.plan, run.graph, tools, internals.services.alwaysApprove, startedAt);
   const text = `plan preview: ${results.filter((result) => result.success).length} of ${results.length} steps valid`;
-  const endedAt = internals.clock.now();
-  await internals.ledger.closeRun(runId, { status: 'completed', endedAt, text, usage, cost: 0 });
+  const endedAt = internals.services.clock.now();
+  await internals.services.ledger.closeRun(runId, { status: 'completed', endedAt, text, usage, cost: 0 });
   const summary = { runId, status: 'completed' as const, text, messageIds: [], startedAt, endedAt };
   session.actor.send({ type: 'PLAN.ENDED', runId, summary });
   internals.emit(session, { type: 'run.ended', runId, status: 'completed', text, usage, durationMs: 0 });
@@ -173,7 +173,7 @@ export async function approvePlan(
   if (!parsed.success)
     throw new RuntimeError('invalid_input', `approvePlan: ${z.prettifyError(parsed.error)}`);
   const { runId, stepIds, reject } = parsed.data;
-  const { ledger } = internals;
+  const { ledger } = internals.services;
   const [record, run] = await Promise.all([ledger.getPlan(runId), ledger.getRun(runId)]);
   if (record === undefined || run === undefined || record.sessionKey !== session.key) {
     throw new RuntimeError('not_found', `approvePlan: session "${session.key}" has no plan run "${runId}"`);
@@ -203,7 +203,7 @@ export async function approvePlan(
       startedAt: run.startedAt,
     };
     return await holdingSession(session, runId, () =>
-      internals.sessionLane.run(session.key, () => runPlanSegment(internals, session, segment)),
+      internals.services.sessionLane.run(session.key, () => runPlanSegment(internals, session, segment)),
     );
   } finally {
     internals.resumingPlans.delete(runId);
@@ -219,7 +219,7 @@ function recordDecisions(
   session: LiveSession,
   decided: { runId: string; plan: Plan; stepIds: string[]; reject: string[]; previous: StepResult[] },
 ): Promise<void>[] {
-  const { ledger, clock } = internals;
+  const { ledger, clock } = internals.services;
   const { runId, plan, stepIds, reject, previous } = decided;
   const ids = planStepIds(plan);
   const done = new Set(previous.map((result) => result.stepId));
@@ -269,7 +269,7 @@ async function resumeHold(
     await Promise.all(writes);
   } catch (error) {
     if (paused?.runId === runId)
-      session.actor.send({ ...paused, type: 'PLAN.PAUSED', at: internals.clock.now() });
+      session.actor.send({ ...paused, type: 'PLAN.PAUSED', at: internals.services.clock.now() });
     throw error;
   }
 }

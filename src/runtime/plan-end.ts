@@ -1,4 +1,4 @@
-import type { RunSummary } from '../actors/run-summary.js';
+import type { RunSummary } from '../runner/run-summary.js';
 import type { PlanHold } from '../actors/session-context.js';
 import { pausedPlanOf } from '../actors/session-plans.js';
 import type { LiveSession } from '../actors/session-registry.js';
@@ -42,7 +42,7 @@ async function endPausedPlan(
   hold: PlanHold,
   status: AbortStatus,
 ): Promise<void> {
-  const { ledger } = internals;
+  const { ledger } = internals.services;
   const { runId } = hold;
   if (internals.resumingPlans.has(runId)) return;
   internals.resumingPlans.add(runId);
@@ -65,7 +65,7 @@ function closePaused(
   session: LiveSession,
   paused: { hold: PlanHold; run: RunRecord; previous: readonly StepResultRecord[]; status: AbortStatus },
 ): Promise<void>[] {
-  const { ledger, clock } = internals;
+  const { ledger, clock } = internals.services;
   const { hold, run, previous, status } = paused;
   const { runId } = hold;
   const now = clock.now();

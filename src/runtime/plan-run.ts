@@ -1,5 +1,5 @@
 import type { LiveSession } from '../actors/session-registry.js';
-import type { RunSummary } from '../actors/run-summary.js';
+import type { RunSummary } from '../runner/run-summary.js';
 import { createDeferred } from '../core/deferred.js';
 import { RuntimeError } from '../core/errors.js';
 import type { ErrorInfo } from '../core/errors.js';
@@ -78,7 +78,7 @@ export async function runPlanSegment(
   session: LiveSession,
   segment: PlanSegment,
 ): Promise<PlanRunResult> {
-  const { ledger, clock } = internals;
+  const { ledger, clock } = internals.services;
   const { runId } = segment;
   const sessionKey = session.key;
   // Every write of the segment is awaited before it answers: a plan reported completed is completed on disk.
@@ -103,7 +103,7 @@ export async function runPlanSegment(
       options: segment.options,
       approved: segment.approved,
       previous: segment.previous,
-      alwaysApprove: internals.alwaysApprove,
+      alwaysApprove: internals.services.alwaysApprove,
       onAwaiting: (unit) => {
         awaitingTools.set(unit.id, unit.tool);
         emit({
@@ -141,7 +141,7 @@ function stepContext(
   signal: AbortSignal,
   write: (promise: Promise<void>) => void,
 ): StepRunContext {
-  const { ledger, clock } = internals;
+  const { ledger, clock } = internals.services;
   const { runId } = segment;
   const sessionKey = session.key;
   const emit: StepRunContext['emit'] = (event) => internals.emit(session, event);
@@ -150,8 +150,8 @@ function stepContext(
     runId,
     sessionKey,
     clock,
-    random: internals.random,
-    tools: internals.toolsFor(sessionKey),
+    random: internals.services.random,
+    tools: internals.services.toolsFor(sessionKey),
     options: segment.options,
     signal,
     emit,
@@ -175,9 +175,9 @@ function pausePlanRun(
   awaiting: readonly string[],
   tools: ReadonlyMap<string, string>,
 ): Promise<void>[] {
-  const writes = [internals.ledger.setRunStatus(runId, 'awaiting_approval')];
+  const writes = [internals.services.ledger.setRunStatus(runId, 'awaiting_approval')];
   const steps = awaiting.map((stepId) => ({ stepId, tool: tools.get(stepId) ?? '' }));
-  session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at: internals.clock.now() });
+  session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at: internals.services.clock.now() });
   writes.push(internals.registry.persist(session));
   internals.emit(session, {
     type: 'run.paused',
@@ -214,7 +214,7 @@ function endPlanRun(
       : outcome.status === 'aborted'
         ? outcome.aborted
         : outcome.status;
-  const endedAt = internals.clock.now();
+  const endedAt = internals.services.clock.now();
   const succeeded = outcome.results.filter((result) => result.success).length;
   const text = `plan: ${succeeded} of ${outcome.results.length} steps succeeded`;
   const failure =
@@ -225,7 +225,14 @@ function endPlanRun(
         : undefined;
   const error = failure === undefined ? {} : { error: failure };
   const usage = { inputTokens: 0, outputTokens: 0 };
-  const closed = internals.ledger.closeRun(runId, { status, endedAt, text, usage, cost: 0, ...error });
+  const closed = internals.services.ledger.closeRun(runId, {
+    status,
+    endedAt,
+    text,
+    usage,
+    cost: 0,
+    ...error,
+  });
   const summary: RunSummary = {
     runId,
     status,
@@ -266,5 +273,5 @@ export function assertPlanStepIds(ids: readonly string[], known: (id: string) =>
  */
 export function settleActivePlans(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
   const plans = [...internals.activePlans.values()].flatMap((runs) => [...runs.values()]);
-  return settleWork(internals.clock, plans, timeoutMs);
+  return settleWork(internals.services.clock, plans, timeoutMs);
 }

@@ -1,14 +1,13 @@
-import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { RunRecord, TurnRecord } from '../ledger/ledger.js';
-import { isRunActive } from '../policies/queue-admission.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import { admitMessage, type SendResult } from './admit-message.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseInboundMessage, parseQueueSettings, type InboundMessageInput } from './inbound-message.js';
 import { parseTimeout, waitForRun, type WaitResult } from './wait-for-run.js';
 import { createSessionQueue, type SessionQueue } from './session-queue-handle.js';
-import { activityOf, stateOf, type SessionState } from './session-activity.js';
+import { sessionSettings } from './session-settings.js';
+import { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 import type { ToolPolicyLayer } from '../policies/tool-policy.js';
 import { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './tool-decisions.js';
@@ -16,16 +15,9 @@ import type { z } from 'zod';
 import type { planSchema, PlanOptionsInput } from '../plans/plan-schema.js';
 import { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
 import type { PlanRunResult } from './plan-run.js';
-import { abortUndos, assertUndoable, undoRun, type UndoResult } from './undo-run.js';
-import { heldPlans, pausedPlanOf } from '../actors/session-plans.js';
-import { endHeldPlan } from './plan-end.js';
+import { assertUndoable, undoRun, type UndoResult } from './undo-run.js';
 
-/** What `status()` reports. */
-export interface SessionStatus {
-  readonly state: SessionState;
-  readonly runId?: string;
-  readonly queued: number;
-}
+export type { SessionStatus } from './session-abort.js';
 
 /** A chat session: feed messages in, steer, abort, wait, read its record. Cheap to get; hydrates lazily. */
 export interface Session {
@@ -78,9 +70,20 @@ export interface Session {
 /** A plan as callers pass it: steps `{ id, tool, args?, dependsOn? }`. */
 export type PlanInput = z.input<typeof planSchema>;
 
+/** Replay session `key`'s recorded events after `after`, then follow its live ones. */
+function sessionEvents(
+  internals: RuntimeInternals,
+  key: string,
+  options: EventStreamOptions,
+): AsyncIterable<RuntimeEvent> {
+  const { ledger, clock, onError } = internals.services;
+  const { bus, closed } = internals;
+  return streamEvents({ ledger, bus, clock, closed, onError }, { ...options, sessionKey: key });
+}
+
 /** Create the handle of session `key` (already validated). */
 export function createSessionHandle(internals: RuntimeInternals, key: string): Session {
-  const { registry, withSession } = internals;
+  const { withSession } = internals;
   const session: Session = {
     key,
     async send(input, options) {
@@ -90,78 +93,18 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       return withSession(key, (live) => admitMessage(internals.admission, live, message, settings));
     },
     steer: (input) => session.send(input, { mode: 'steer' }),
-    abort(options) {
-      const reason = options?.reason ?? 'aborted by the caller';
-      if (typeof reason !== 'string') {
-        return Promise.reject(new RuntimeError('invalid_input', 'abort: reason must be a string'));
-      }
-      const plans = [...(internals.activePlans.get(key)?.values() ?? [])];
-      for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', reason));
-      const undos = abortUndos(internals, key, reason);
-      const live = registry.live(key);
-      // A paused plan holds the session like a paused run: abort ends it (resolves once recorded).
-      const paused = live === undefined ? undefined : pausedPlanOf(live.actor.getSnapshot().context);
-      if (paused !== undefined)
-        return endHeldPlan(internals, key, paused.runId, 'aborted', reason).then(() => true);
-      if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
-        return Promise.resolve(plans.length + undos > 0);
-      live.actor.send({ type: 'ABORT', status: 'aborted', reason });
-      return Promise.resolve(true);
-    },
+    abort: (options) => abortSession(internals, key, options?.reason ?? 'aborted by the caller'),
     async waitForEnd(options) {
       const timeoutMs = parseTimeout(options);
       // Through the gate: a session that is not live yet (startup recovery, hibernated) may hold a paused run.
       return withSession(key, (live) => waitForRun(internals, live, timeoutMs));
     },
-    status() {
-      const live = registry.live(key);
-      if (live === undefined) return { state: 'idle', queued: 0 };
-      const snapshot = live.actor.getSnapshot();
-      const activity = activityOf(snapshot);
-      // A plan run the session holds (paused first) is its run when no agent run is.
-      const { context } = snapshot;
-      const runId = context.run?.runId ?? (pausedPlanOf(context) ?? heldPlans(context)[0])?.runId;
-      return {
-        state: stateOf(activity),
-        queued: snapshot.context.queue.length,
-        ...(runId === undefined ? {} : { runId }),
-      };
-    },
-    async configure(settings) {
-      assertOpen(internals);
-      const override = parseQueueSettings('configure', settings);
-      await withSession(key, (live) => {
-        live.override = { ...live.override, ...override };
-        return registry.persist(live);
-      });
-    },
-    async preferProfile(profileId) {
-      assertOpen(internals);
-      if (profileId !== null && (typeof profileId !== 'string' || !internals.knowsProfile(profileId))) {
-        throw new RuntimeError(
-          'invalid_input',
-          `preferProfile: no auth profile "${String(profileId)}" is configured`,
-        );
-      }
-      await withSession(key, (live) => {
-        live.actor.send({ type: 'PREFER_PROFILE', profileId });
-        return registry.persist(live);
-      });
-    },
+    status: () => sessionStatus(internals, key),
+    ...sessionSettings(internals, key),
     queue: createSessionQueue(internals, key),
-    events: (options = {}) =>
-      streamEvents(
-        {
-          ledger: internals.ledger,
-          bus: internals.bus,
-          clock: internals.clock,
-          closed: internals.closed,
-          onError: (error) => internals.onError(error),
-        },
-        { ...options, sessionKey: key },
-      ),
-    transcript: () => internals.ledger.listTurns(key),
-    runs: () => internals.ledger.listRuns(key),
+    events: (options = {}) => sessionEvents(internals, key, options),
+    transcript: () => internals.services.ledger.listTurns(key),
+    runs: () => internals.services.ledger.listRuns(key),
     async approve(input) {
       assertOpen(internals);
       await withSession(key, (live) => approveCall(internals, live, input));
@@ -173,7 +116,9 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
     async undo(runId) {
       assertOpen(internals);
       const id = await assertUndoable(internals, key, runId);
-      return withSession(key, (live) => internals.sessionLane.run(key, () => undoRun(internals, live, id)));
+      return withSession(key, (live) =>
+        internals.services.sessionLane.run(key, () => undoRun(internals, live, id)),
+      );
     },
     async executePlan(plan, options) {
       assertOpen(internals);
@@ -182,14 +127,6 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
     async approvePlan(input) {
       assertOpen(internals);
       return withSession(key, (live) => approvePlan(internals, live, input));
-    },
-    async configureTools(layer) {
-      assertOpen(internals);
-      const parsed = layer === null ? undefined : internals.sessionTools.parseLayer('configureTools', layer);
-      await withSession(key, (live) => {
-        live.toolPolicy = parsed;
-        return registry.persist(live);
-      });
     },
   };
   return session;

@@ -30,7 +30,7 @@ function remove(
   if (messageIds.length === 0) return Promise.resolve();
   live.actor.send({ type: 'CANCEL', messageIds });
   for (const messageId of messageIds) internals.emit(live, { type: 'message.dropped', messageId, reason });
-  return internals.ledger.updateMessages(live.key, messageIds, { status: 'cancelled' });
+  return internals.services.ledger.updateMessages(live.key, messageIds, { status: 'cancelled' });
 }
 
 /** The queue handle of session `key`. */

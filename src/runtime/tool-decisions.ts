@@ -98,19 +98,20 @@ export async function approveCall(
 ): Promise<void> {
   const request = parse(approvalSchema, 'approve', input);
   const { call, runId } = waitingCall(session, 'approve', request.toolCallId, 'approval');
-  if (request.decision === 'edit') checkEditedArgs(internals.toolsFor(session.key), call.tool, request.args);
+  if (request.decision === 'edit')
+    checkEditedArgs(internals.services.toolsFor(session.key), call.tool, request.args);
   const decision: ApprovalDecision = {
     decision: request.decision,
     ...(request.args === undefined ? {} : { args: request.args }),
     ...(request.message === undefined ? {} : { message: request.message }),
     ...(request.remember === undefined ? {} : { remember: request.remember }),
   };
-  const written = internals.ledger.updateToolCall(
+  const written = internals.services.ledger.updateToolCall(
     { runId, turn: call.turn, position: call.position },
     {
       status: request.decision === 'reject' ? 'rejected' : 'approved',
       decision,
-      resolvedAt: internals.clock.now(),
+      resolvedAt: internals.services.clock.now(),
     },
   );
   internals.emit(session, {
@@ -128,7 +129,7 @@ export async function approveCall(
   const moved = after.pause?.state === 'awaiting_tool_results' && after.run?.runId === runId;
   await Promise.all([
     written,
-    ...(moved ? [internals.ledger.setRunStatus(runId, 'awaiting_tool_results')] : []),
+    ...(moved ? [internals.services.ledger.setRunStatus(runId, 'awaiting_tool_results')] : []),
   ]);
 }
 
@@ -168,10 +169,10 @@ export async function supplyResult(
 ): Promise<void> {
   const request = parse(supplySchema, 'supplyToolResult', input);
   const { call, runId } = waitingCall(session, 'supplyToolResult', request.toolCallId, 'deferred');
-  const result = suppliedResult(internals.toolsFor(session.key), call.tool, request);
-  const written = internals.ledger.updateToolCall(
+  const result = suppliedResult(internals.services.toolsFor(session.key), call.tool, request);
+  const written = internals.services.ledger.updateToolCall(
     { runId, turn: call.turn, position: call.position },
-    { status: 'supplied', result, resolvedAt: internals.clock.now() },
+    { status: 'supplied', result, resolvedAt: internals.services.clock.now() },
   );
   internals.emit(session, {
     type: 'tool.supplied',

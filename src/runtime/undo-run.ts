@@ -69,8 +69,8 @@ async function compensate(
   }
   const outcome = await executeTool(tool, record.args, {
     signal,
-    clock: internals.clock,
-    random: internals.random,
+    clock: internals.services.clock,
+    random: internals.services.random,
     call: { toolCallId: record.toolCallId, sessionKey: record.sessionKey, runId: record.runId },
     undoOf: { output: record.result },
   });
@@ -83,7 +83,7 @@ async function runCompensations(
   runId: string,
   signal: AbortSignal,
 ): Promise<UndoResult> {
-  const { ledger, clock } = internals;
+  const { ledger, clock } = internals.services;
   const records = (await ledger.listCompensations(runId)).filter((record) => record.status !== 'done');
   const steps: UndoStep[] = [];
   for (const record of records.reverse()) {
@@ -110,7 +110,7 @@ async function runCompensations(
  * record the compensation they were in (what `runtime.close()` does before the ledger closes).
  */
 export function settleActiveUndos(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
-  return settleWork(internals.clock, [...internals.activeUndos], timeoutMs);
+  return settleWork(internals.services.clock, [...internals.activeUndos], timeoutMs);
 }
 
 /** Check that `runId` names an ended run of this session; `not_found` or `invalid_input` otherwise. */
@@ -122,7 +122,7 @@ export async function assertUndoable(
   if (typeof runId !== 'string' || runId.length === 0) {
     throw new RuntimeError('invalid_input', 'undo: runId must be a non-empty string');
   }
-  const run = await internals.ledger.getRun(runId);
+  const run = await internals.services.ledger.getRun(runId);
   if (run === undefined || run.sessionKey !== sessionKey) {
     throw new RuntimeError('not_found', `undo: session "${sessionKey}" has no run "${runId}"`);
   }

@@ -1,6 +1,6 @@
 import type { LiveSession } from '../actors/session-registry.js';
 import { pausedPlanOf } from '../actors/session-plans.js';
-import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../actors/run-summary.js';
+import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../runner/run-summary.js';
 import { maxDurationMs } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { PauseState } from '../core/events.js';
@@ -56,14 +56,14 @@ function pausedInfo(
 function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
   return new Promise<WaitResult>((resolve) => {
     const waiter = (result: RunResult): void => {
-      internals.clock.clearTimeout(timer);
+      internals.services.clock.clearTimeout(timer);
       resolve(
         isRunPaused(result)
           ? { status: 'paused', ...pausedInfo(result.runId, result.state, result.calls) }
           : { status: 'ended', run: result },
       );
     };
-    const timer = internals.clock.setTimeout(() => {
+    const timer = internals.services.clock.setTimeout(() => {
       session.waiters?.delete(waiter);
       resolve({ status: 'timeout' });
     }, timeoutMs);

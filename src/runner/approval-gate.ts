@@ -1,6 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { needsApproval } from '../policies/approval-rules.js';
-import type { ApprovalGate } from '../runner/run-context.js';
+import type { ApprovalGate } from './run-context.js';
 
 const nothingRemembered = { run: [], session: [] } as const;
 

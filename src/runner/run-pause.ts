@@ -1,16 +1,17 @@
-import type { PausedCallInfo, RunPaused } from '../actors/run-summary.js';
+import type { PausedCallInfo, RunPaused } from './run-summary.js';
 import type { Clock } from '../core/clock.js';
 import type { EventInput, PauseState } from '../core/events.js';
 import type { Ledger, ToolCallRecord } from '../ledger/index.js';
 import type { ModelMessage } from '../providers/model-provider.js';
-import type { ResumedCall, RunPause, RunResume, ToolResultDraft } from '../runner/run-context.js';
+import type { ResumedCall, RunPause, RunResume, ToolResultDraft } from './run-context.js';
 import { turnsToMessages } from './transcript.js';
 
 /** What recording and resuming a pause needs. */
 export interface PauseDeps {
   readonly ledger: Ledger;
   readonly clock: Clock;
-  readonly emit: (sessionKey: string, event: EventInput) => void;
+  /** The run's session event sink. */
+  readonly emit: (event: EventInput) => void;
   /** Issue a ledger write whose failure is reported in the background. */
   readonly write: (promise: Promise<void>) => void;
   readonly historyTurns: number;
@@ -61,7 +62,7 @@ export function recordPause(deps: PauseDeps, sessionKey: string, runId: string, 
   for (const entry of pause.calls) {
     if (entry.kind === 'ran') continue;
     const { id: toolCallId, name: tool, args } = entry.call;
-    deps.emit(sessionKey, {
+    deps.emit({
       type: entry.kind === 'approval' ? 'approval.requested' : 'tool.deferred',
       runId,
       toolCallId,
@@ -70,7 +71,7 @@ export function recordPause(deps: PauseDeps, sessionKey: string, runId: string, 
     });
     waiting.push({ toolCallId, tool, needs: entry.kind, turn: pause.turn, position: entry.position });
   }
-  deps.emit(sessionKey, {
+  deps.emit({
     type: 'run.paused',
     runId,
     state: pause.status,
@@ -99,10 +100,10 @@ function resumedCall(deps: PauseDeps, record: ToolCallRecord): ResumedCall {
   if (record.result !== undefined) return { call, result: record.result };
   const base = { runId: record.runId, toolCallId: record.toolCallId, tool: record.tool };
   if (record.kind === 'approval') {
-    deps.emit(record.sessionKey, { type: 'approval.resolved', ...base, decision: 'expired' });
+    deps.emit({ type: 'approval.resolved', ...base, decision: 'expired' });
     return { call, result: expiredApproval };
   }
-  deps.emit(record.sessionKey, {
+  deps.emit({
     type: 'tool.failed',
     ...base,
     error: { code: 'tool_failed', message: 'no result was supplied for this deferred call' },
@@ -175,7 +176,7 @@ export async function cancelPause(deps: PauseDeps, runId: string): Promise<void>
     const key = { runId, turn: record.turn, position: record.position };
     deps.write(deps.ledger.updateToolCall(key, { status: 'cancelled', resolvedAt: now }));
     if (record.kind === 'approval' && record.status === 'pending') {
-      deps.emit(record.sessionKey, {
+      deps.emit({
         type: 'approval.resolved',
         runId,
         toolCallId: record.toolCallId,

@@ -1,0 +1,72 @@
+import { abortReason } from '../core/clock.js';
+import { toErrorInfo } from '../core/errors.js';
+import { abortStatusOf } from './run-abort.js';
+import { buildRunContext } from './run-context-builder.js';
+import { isRunPause, type RunContext } from './run-context.js';
+import { cancelPause, loadResume, recordPause, settleBatch } from './run-pause.js';
+import { closeRunRecord, openRunRecord, runHistory } from './run-records.js';
+import type { RunScope } from './run-scope.js';
+import { writeInBackground } from './run-services.js';
+import type { RunResult, RunSummary } from './run-summary.js';
+import { runTurnLoop } from './turn-loop.js';
+
+/** Run the turn loop with a timer for the run timeout; the outcome is the run's end or its next pause. */
+async function runSegment(scope: RunScope, runContext: RunContext, startedAt: number): Promise<RunResult> {
+  const { services, request } = scope;
+  const { clock, limits } = services;
+  const timer = clock.setTimeout(
+    () => request.abort('timeout', `the run exceeded ${limits.runTimeoutMs} ms`),
+    limits.runTimeoutMs,
+  );
+  try {
+    const outcome = await runTurnLoop(runContext);
+    if (isRunPause(outcome)) return recordPause(scope.pause, request.sessionKey, request.run.runId, outcome);
+    return closeRunRecord(scope, startedAt, outcome);
+  } finally {
+    clock.clearTimeout(timer);
+  }
+}
+
+/** Execute a run in its lanes' turn: a new run opens and runs; a paused one continues. */
+export async function executeRunInLane(scope: RunScope): Promise<RunResult> {
+  if (scope.request.run.resume !== undefined) return continueRun(scope);
+  const startedAt = scope.services.clock.now();
+  openRunRecord(scope, startedAt);
+  const base = buildRunContext(scope, undefined, { turnIndex: 0, compensationSeq: 1 });
+  return runSegment(scope, { ...base, history: await runHistory(scope) }, startedAt);
+}
+
+/** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
+async function continueRun(scope: RunScope): Promise<RunResult> {
+  const { services, request } = scope;
+  const { run } = request;
+  const loaded = await loadResume(scope.pause, request.sessionKey, run.runId);
+  const compensations = await services.ledger.listCompensations(run.runId);
+  writeInBackground(services, services.ledger.setRunStatus(run.runId, 'running'));
+  scope.port.emit({ type: 'run.resumed', runId: run.runId, from: loaded.from });
+  const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
+  const runContext: RunContext = {
+    ...buildRunContext(scope, loaded.resume, counters),
+    settleResumed: (results) => settleBatch(scope.pause, loaded.batch, results),
+  };
+  return runSegment(scope, runContext, run.startedAt);
+}
+
+/** A run aborted before it reached the turn loop: a new run opens and ends; a paused one ends as it stood. */
+export async function endRunBeforeStart(scope: RunScope): Promise<RunSummary> {
+  const { services, request } = scope;
+  const { run } = request;
+  const error = toErrorInfo(abortReason(request.signal));
+  const status = abortStatusOf(request.signal);
+  if (run.resume !== undefined) {
+    const record = await services.ledger.getRun(run.runId);
+    await cancelPause(scope.pause, run.runId);
+    const usage = record?.usage ?? { inputTokens: 0, outputTokens: 0 };
+    const progress = { text: record?.text ?? '', usage, cost: record?.cost ?? 0 };
+    return closeRunRecord(scope, run.startedAt, { status, ...progress, error });
+  }
+  const startedAt = services.clock.now();
+  openRunRecord(scope, startedAt);
+  const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
+  return closeRunRecord(scope, startedAt, { status, ...nothing, error });
+}

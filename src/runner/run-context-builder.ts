@@ -1,0 +1,91 @@
+import type { TurnRecord } from '../ledger/ledger.js';
+import { createApprovalGate } from './approval-gate.js';
+import type { CompensationDraft, RunContext, RunResume } from './run-context.js';
+import type { RunScope } from './run-scope.js';
+import { writeInBackground } from './run-services.js';
+import { scrubErrorTurn, scrubEventError } from './scrub-event.js';
+
+/** Where a run's numbering stands: its next transcript index and its next compensation number. */
+export interface RunCounters {
+  readonly turnIndex: number;
+  readonly compensationSeq: number;
+}
+
+/** The turn loop's context for one segment of a run (from its start, or from a pause with `resume`). */
+export function buildRunContext(
+  scope: RunScope,
+  resume: RunResume | undefined,
+  counters: RunCounters,
+): RunContext {
+  const { services, request, port } = scope;
+  const { run, sessionKey } = request;
+  const scrub = services.profiles.scrub;
+  let index = counters.turnIndex;
+  return {
+    runId: run.runId,
+    sessionKey,
+    prompt: run.prompt,
+    messageIds: run.messageIds,
+    history: [],
+    failover: {
+      candidates: services.candidates,
+      profiles: services.profiles,
+      prices: services.prices,
+      random: services.random,
+      maxAttempts: services.maxAttempts,
+      maxWaitMs: services.maxWaitMs,
+      thinking: services.thinking,
+      cost: resume?.cost ?? 0,
+      ...(run.preferredProfile === undefined ? {} : { preferredProfile: run.preferredProfile }),
+    },
+    compactor: services.compactor,
+    ...(services.system === undefined ? {} : { system: services.system }),
+    tools: services.toolsFor(sessionKey),
+    limits: services.limits,
+    blocks: services.blocks,
+    signal: request.signal,
+    clock: services.clock,
+    steering: request.steering,
+    approvals: createApprovalGate(services.ledger, sessionKey, run.runId, services.alwaysApprove),
+    ...(resume === undefined ? {} : { resume }),
+    emit: (event) => port.emit(scrubEventError(event, scrub)),
+    setPhase: request.setPhase,
+    recordTurn: (draft) => {
+      const turn = scrubErrorTurn(draft, scrub);
+      const at = services.clock.now();
+      const record: TurnRecord = { ...turn, sessionKey, runId: run.runId, index: index++, at };
+      writeInBackground(services, services.ledger.appendTurns([record]));
+    },
+    compensate: createCompensator(scope, counters.compensationSeq),
+  };
+}
+
+/** Record each compensation of the run (numbered on from `firstSeq`) and announce it with `undo.enqueued`. */
+function createCompensator(scope: RunScope, firstSeq: number): (entry: CompensationDraft) => void {
+  const { services, request, port } = scope;
+  let nextSeq = firstSeq;
+  return (entry) => {
+    const { toolCallId, tool, args, output } = entry;
+    const recordedAt = services.clock.now();
+    const compensation = {
+      sessionKey: request.sessionKey,
+      runId: request.run.runId,
+      seq: nextSeq++,
+      toolCallId,
+      tool,
+      args,
+    };
+    writeInBackground(
+      services,
+      services.ledger.appendCompensation({ ...compensation, result: output, status: 'pending', recordedAt }),
+    );
+    port.emit({
+      type: 'undo.enqueued',
+      runId: request.run.runId,
+      toolCallId,
+      tool,
+      args,
+      index: compensation.seq,
+    });
+  };
+}

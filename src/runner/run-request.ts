@@ -1,0 +1,39 @@
+import type { PauseState } from '../core/events.js';
+import type { AbortStatus } from './run-abort.js';
+import type { RunPhase } from './run-context.js';
+import type { RunResult } from './run-summary.js';
+import type { SteerInbox } from './steer-inbox.js';
+
+/** The run a session machine hands out to execute: its messages, its prompt, and where it stands. */
+export interface RunTicket {
+  readonly runId: string;
+  readonly prompt: string;
+  readonly messageIds: readonly string[];
+  /** `collected` when several collect-mode messages were merged into this run. */
+  readonly consumedAs: 'consumed' | 'collected';
+  readonly startedAt: number;
+  /** The session's preferred auth profile when the run started. */
+  readonly preferredProfile?: string;
+  /** Set when the run continues after a pause (with `abort`, it only ends). */
+  readonly resume?: {
+    readonly from: PauseState;
+    readonly abort?: { readonly status: AbortStatus; readonly reason: string };
+  };
+}
+
+/** What the session side hands the run lifecycle to execute one run. */
+export interface RunRequest {
+  readonly sessionKey: string;
+  readonly run: RunTicket;
+  readonly signal: AbortSignal;
+  readonly steering: SteerInbox;
+  /** Abort the run's own controller (the run timeout uses it). */
+  readonly abort: (status: 'timeout', reason: string) => void;
+  readonly setPhase: (phase: RunPhase) => void;
+}
+
+/**
+ * Executes a run; resolves with its summary once ended and recorded, or with the pause once recorded, or rejects
+ * when it could not start (then its messages go back to the queue).
+ */
+export type ExecuteRun = (request: RunRequest) => Promise<RunResult>;

@@ -1,0 +1,28 @@
+import type { PauseDeps } from './run-pause.js';
+import type { RunRequest } from './run-request.js';
+import type { RunServices } from './run-services.js';
+import type { SessionPort } from './session-port.js';
+
+/** One run being executed: the shared services, the request, and its session's port taken at the start. */
+export interface RunScope {
+  readonly services: RunServices;
+  readonly request: RunRequest;
+  readonly port: SessionPort;
+  /** What recording and resuming this run's pauses needs. */
+  readonly pause: PauseDeps;
+}
+
+/** Open the scope of a run: its session's port is looked up here, once. */
+export function openRunScope(services: RunServices, request: RunRequest): RunScope {
+  const port = services.sessionPort(request.sessionKey);
+  const pause: PauseDeps = {
+    ledger: services.ledger,
+    clock: services.clock,
+    emit: (event) => port.emit(event),
+    write: (promise) => {
+      promise.catch(services.onError);
+    },
+    historyTurns: services.limits.historyTurns,
+  };
+  return { services, request, port, pause };
+}

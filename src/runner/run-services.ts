@@ -1,0 +1,58 @@
+import type { Clock } from '../core/clock.js';
+import type { IdGenerator, Random } from '../core/ids.js';
+import type { GlobalLane } from '../lanes/global-lane.js';
+import type { SessionLane } from '../lanes/session-lane.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { ThinkingLevel } from '../providers/model-provider.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { Compactor } from './compaction.js';
+import type { AuthProfilePool, ModelCandidate, PriceLookup } from './failover-context.js';
+import type { RunLimits } from './run-context.js';
+import type { SessionPort } from './session-port.js';
+
+/** The run limits the lifecycle applies on top of the turn loop's. */
+export interface RunServiceLimits extends RunLimits {
+  /** The longest a run may take before it ends with `timeout`. */
+  readonly runTimeoutMs: number;
+  /** Earlier turns a new run sees (0: none). */
+  readonly historyTurns: number;
+}
+
+/** The one bag of services every run shares, built once by `createRuntime` and passed down as it is. */
+export interface RunServices {
+  readonly ledger: Ledger;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly random: Random;
+  /** The models to call, in fallback order (the first is the run's primary model). */
+  readonly candidates: readonly [ModelCandidate, ...ModelCandidate[]];
+  readonly thinking: ThinkingLevel | undefined;
+  readonly profiles: AuthProfilePool;
+  readonly prices: PriceLookup;
+  /** Attempts one model call may make over candidates and profiles. */
+  readonly maxAttempts: number;
+  /** The longest a model call waits for a cooling profile (`failover.maxWaitMs`). */
+  readonly maxWaitMs: number;
+  /** Serialises a session's runs; undo and plan runs take it too, so they never overlap a run. */
+  readonly sessionLane: SessionLane;
+  readonly globalLane: GlobalLane;
+  /** The tools a session's runs may call (the runtime's policy layers, then the session's own). */
+  readonly toolsFor: (sessionKey: string) => ToolRegistry;
+  readonly limits: RunServiceLimits;
+  readonly blocks: { readonly minChars: number; readonly maxChars: number };
+  readonly system: string | undefined;
+  readonly compactor: Compactor;
+  /** Tool names or globs that need approval whatever their risk. */
+  readonly alwaysApprove: readonly string[];
+  /** The live session's port, taken once when a run starts. */
+  readonly sessionPort: (sessionKey: string) => SessionPort;
+  /** False once the runtime is closing: runs that have not started yet stay queued. */
+  readonly accepting: () => boolean;
+  /** Reports a failure in the background (a ledger write). */
+  readonly onError: (error: unknown) => void;
+}
+
+/** Issue a ledger write whose failure is reported to `onError` instead of awaited. */
+export function writeInBackground(services: RunServices, promise: Promise<void>): void {
+  promise.catch(services.onError);
+}

@@ -1,0 +1,12 @@
+import type { EventInput } from '../core/events.js';
+
+/**
+ * What a run needs of its live session, implemented above `runner/` (the runtime binds it to the session's
+ * sequence counter): the run gets it once when it starts, so an event is not looked up per emit.
+ */
+export interface SessionPort {
+  /** The session's key. */
+  readonly key: string;
+  /** Stamp, record and deliver one of the run's events on this session (its pause or end once adopted). */
+  emit(event: EventInput): void;
+}

@@ -1,0 +1,78 @@
+import type { LiveSession } from '../actors/session-registry.js';
+import type { GlobalLane } from '../lanes/global-lane.js';
+import type { SessionLane } from '../lanes/session-lane.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { maxAttempts } from '../policies/attempt-budget.js';
+import type { ModelProvider } from '../providers/model-provider.js';
+import type { AuthProfilePool, ModelCandidate } from '../runner/failover-context.js';
+import type { RunServices } from '../runner/run-services.js';
+import type { SessionPort } from '../runner/session-port.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { EventBus } from './event-bus.js';
+import type { RuntimeConfig } from './runtime-options.js';
+
+/** What `buildRunServices` takes besides the configuration: the parts `createRuntime` opened. */
+export interface RunServiceParts {
+  readonly ledger: Ledger;
+  readonly bus: EventBus;
+  readonly profiles: AuthProfilePool;
+  readonly sessionLane: SessionLane;
+  readonly globalLane: GlobalLane;
+  readonly toolsFor: (sessionKey: string) => ToolRegistry;
+  /** The live session of a key. */
+  readonly live: (sessionKey: string) => LiveSession | undefined;
+  readonly accepting: () => boolean;
+  readonly onError: (error: unknown) => void;
+}
+
+/** The models of the configuration, in fallback order. */
+function candidatesOf(config: RuntimeConfig): readonly [ModelCandidate, ...ModelCandidate[]] {
+  return [config.model, ...config.model.fallbacks].map((ref) => ({
+    providerName: ref.provider,
+    provider: config.providers[ref.provider] as ModelProvider,
+    model: ref.model,
+  })) as [ModelCandidate, ...ModelCandidate[]];
+}
+
+/**
+ * A session's port for one run: the bus bound to the live session's numbering, looked up once. A run's own
+ * events that announce its pause or end wait until the machine adopted it.
+ */
+function sessionPortOf(parts: RunServiceParts, sessionKey: string): SessionPort {
+  const live = parts.live(sessionKey);
+  if (live === undefined) {
+    return {
+      key: sessionKey,
+      emit: (event) =>
+        parts.onError(new Error(`event ${event.type} for session "${sessionKey}", which is not live`)),
+    };
+  }
+  return { key: sessionKey, emit: (event) => parts.bus.emit(live, event, { untilAdopted: true }) };
+}
+
+/** Build the one `RunServices` bag of a runtime. */
+export function buildRunServices(config: RuntimeConfig, parts: RunServiceParts): RunServices {
+  return {
+    ledger: parts.ledger,
+    clock: config.clock,
+    ids: config.ids,
+    random: config.random,
+    candidates: candidatesOf(config),
+    thinking: config.model.thinking,
+    profiles: parts.profiles,
+    prices: (provider, model) => config.prices[`${provider}/${model}`],
+    maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
+    maxWaitMs: config.failover.maxWaitMs,
+    sessionLane: parts.sessionLane,
+    globalLane: parts.globalLane,
+    toolsFor: parts.toolsFor,
+    limits: config.limits,
+    blocks: config.blocks,
+    system: config.systemPrompt,
+    compactor: config.compactor,
+    alwaysApprove: config.approvals.alwaysApprove,
+    sessionPort: (sessionKey) => sessionPortOf(parts, sessionKey),
+    accepting: parts.accepting,
+    onError: parts.onError,
+  };
+}

@@ -1,0 +1,76 @@
+import { createIdleSweeper, type IdleSweeper } from '../actors/idle-sweeper.js';
+import { createSessionMachine } from '../actors/session-machine.js';
+import { createSessionRegistry, type SessionRegistry } from '../actors/session-registry.js';
+import { resolveQueueSettings } from '../policies/queue-settings.js';
+import { createRunExecutor } from '../runner/run-executor.js';
+import type { RunServices } from '../runner/run-services.js';
+import type { EventBus } from './event-bus.js';
+import type { LateBound } from './late-bound.js';
+import { endHeldPlan } from './plan-end.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import type { RuntimeConfig } from './runtime-options.js';
+import { answerWaiters, notifyRunWaiters } from './run-waiters.js';
+
+/** The session side of a runtime: the registry of live sessions and the sweeper that hibernates idle ones. */
+export interface OpenedSessions {
+  readonly registry: SessionRegistry;
+  readonly sweeper: IdleSweeper;
+}
+
+/** What opening the sessions needs besides the configuration and the run services. */
+export interface SessionParts {
+  readonly bus: EventBus;
+  /** The runtime's internals, wired once the registry exists (the machine's callbacks read them later). */
+  readonly internals: LateBound<RuntimeInternals>;
+  readonly isClosing: () => boolean;
+  readonly onCorrupt: (error: unknown) => void;
+}
+
+/** Create the idle sweeper, the session machine (executing runs with the run services) and the registry. */
+export function openSessions(
+  config: RuntimeConfig,
+  services: RunServices,
+  parts: SessionParts,
+): OpenedSessions {
+  const { clock, limits } = config;
+  const { bus, internals } = parts;
+  const liveOf = (sessionKey: string) => internals.get().registry.live(sessionKey);
+  const sweeper = createIdleSweeper({
+    clock,
+    idleMs: config.sessions.hibernateAfterMs,
+    onDue: (sessionKey) => {
+      // A plan run keeps its session live: its events go to this session's numbering.
+      if (parts.isClosing() || internals.get().activePlans.has(sessionKey)) return;
+      internals.get().registry.hibernate(sessionKey).catch(services.onError);
+    },
+  });
+  const machine = createSessionMachine({
+    clock,
+    ids: config.ids,
+    executeRun: createRunExecutor(services),
+    onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
+    onRunEnded: (sessionKey, summary) => notifyRunWaiters(bus, liveOf, sessionKey, summary),
+    onRunPaused: (sessionKey, paused) => notifyRunWaiters(bus, liveOf, sessionKey, paused),
+    pauseTimeoutMs: limits.pauseTimeoutMs,
+    onPlanStopped: (sessionKey, result) => {
+      const live = liveOf(sessionKey);
+      if (live !== undefined) answerWaiters(live, result);
+    },
+    endPlan: (sessionKey, runId, status, reason) => {
+      endHeldPlan(internals.get(), sessionKey, runId, status, reason).catch(services.onError);
+    },
+  });
+  const queueDefaults = resolveQueueSettings({ runtime: config.queue });
+  const registry = createSessionRegistry({
+    machine,
+    ledger: services.ledger,
+    clock,
+    defaults: {
+      debounceMs: queueDefaults.debounceMs,
+      maxWaitMs: queueDefaults.maxWaitMs,
+      pauseTimeoutMs: limits.pauseTimeoutMs,
+    },
+    onCorrupt: parts.onCorrupt,
+  });
+  return { registry, sweeper };
+}

@@ -1,0 +1,52 @@
+import { heldPlans, pausedPlanOf } from '../actors/session-plans.js';
+import { RuntimeError } from '../core/errors.js';
+import { isRunActive } from '../policies/queue-admission.js';
+import { endHeldPlan } from './plan-end.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import { activityOf, stateOf, type SessionState } from './session-activity.js';
+import { abortUndos } from './undo-run.js';
+
+/** What `status()` reports. */
+export interface SessionStatus {
+  readonly state: SessionState;
+  readonly runId?: string;
+  readonly queued: number;
+}
+
+/**
+ * Abort what session `key` runs: its plan runs and undos, a paused plan (resolves once recorded), or its agent
+ * run. Resolves true when something was aborted.
+ */
+export function abortSession(internals: RuntimeInternals, key: string, reason: unknown): Promise<boolean> {
+  if (typeof reason !== 'string') {
+    return Promise.reject(new RuntimeError('invalid_input', 'abort: reason must be a string'));
+  }
+  const plans = [...(internals.activePlans.get(key)?.values() ?? [])];
+  for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', reason));
+  const undos = abortUndos(internals, key, reason);
+  const live = internals.registry.live(key);
+  // A paused plan holds the session like a paused run: abort ends it (resolves once recorded).
+  const paused = live === undefined ? undefined : pausedPlanOf(live.actor.getSnapshot().context);
+  if (paused !== undefined)
+    return endHeldPlan(internals, key, paused.runId, 'aborted', reason).then(() => true);
+  if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
+    return Promise.resolve(plans.length + undos > 0);
+  live.actor.send({ type: 'ABORT', status: 'aborted', reason });
+  return Promise.resolve(true);
+}
+
+/** Where session `key` stands: idle when it is not live. */
+export function sessionStatus(internals: RuntimeInternals, key: string): SessionStatus {
+  const live = internals.registry.live(key);
+  if (live === undefined) return { state: 'idle', queued: 0 };
+  const snapshot = live.actor.getSnapshot();
+  const activity = activityOf(snapshot);
+  // A plan run the session holds (paused first) is its run when no agent run is.
+  const { context } = snapshot;
+  const runId = context.run?.runId ?? (pausedPlanOf(context) ?? heldPlans(context)[0])?.runId;
+  return {
+    state: stateOf(activity),
+    queued: context.queue.length,
+    ...(runId === undefined ? {} : { runId }),
+  };
+}

@@ -1,0 +1,48 @@
+import { isRunActive } from '../policies/queue-admission.js';
+import { settleActivePlans } from './plan-run.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import { activityOf } from './session-activity.js';
+import { settleActiveUndos } from './undo-run.js';
+import { waitForRun } from './wait-for-run.js';
+
+/** What closing releases after the work settled, in order. */
+export interface ShutdownSteps {
+  readonly stopTimers: () => void;
+  readonly closeLanes: () => Promise<void>;
+  readonly markClosed: () => void;
+  readonly releaseLedger: () => Promise<void>;
+}
+
+/** Let active runs finish (aborting those still running after `timeoutMs`); paused runs stay paused. */
+async function settleActiveRuns(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
+  // Paused runs stay paused: the ledger keeps them, and the next start brings them back.
+  const active = internals.registry.all().filter((live) => {
+    const activity = activityOf(live.actor.getSnapshot());
+    return isRunActive(activity) && activity !== 'awaiting_approval' && activity !== 'awaiting_tool_results';
+  });
+  await Promise.all(
+    active.map(async (live) => {
+      const result = await waitForRun(internals, live, timeoutMs);
+      if (result.status !== 'timeout') return;
+      live.actor.send({ type: 'ABORT', status: 'aborted', reason: 'the runtime is closing' });
+      await waitForRun(internals, live, timeoutMs);
+    }),
+  );
+}
+
+/** Settle runs, plan runs and undos, stop every session, then release lanes, bus and ledger. */
+export async function shutdown(
+  internals: RuntimeInternals,
+  steps: ShutdownSteps,
+  timeoutMs: number,
+): Promise<void> {
+  await settleActiveRuns(internals, timeoutMs);
+  await settleActivePlans(internals, timeoutMs);
+  await settleActiveUndos(internals, timeoutMs);
+  steps.stopTimers();
+  await internals.registry.stopAll();
+  await steps.closeLanes();
+  steps.markClosed();
+  await internals.bus.flushed();
+  await steps.releaseLedger();
+}
