@@ -1,11 +1,17 @@
 import type Database from 'better-sqlite3';
 
 /**
- * How the SQLite ledger's stores run their work on its one connection: writes through its group commit, reads
- * after its buffered deltas went in (so a read sees every write called before it).
+ * How the SQLite ledger's stores run their work on its one connection: writes through its group commit, reads in
+ * the open transaction (so a read sees every write called before it; a read of the event log also sees the token
+ * deltas still buffered, which go in first).
  */
 export interface SqliteAccess {
   readonly db: Database.Database;
   readonly write: (work: () => void, statements?: 'one' | 'many') => Promise<void>;
   readonly read: <T>(work: () => T) => Promise<T>;
+  /**
+   * A read of the `events` table: the buffered token deltas are written first. Other reads leave them buffered, so
+   * a run's deltas stay one row (a history read per run used to split them).
+   */
+  readonly readEventLog: <T>(work: () => T) => Promise<T>;
 }

@@ -29,7 +29,8 @@ function closeFile(db: Database.Database, lock: WriterLock | undefined, options:
 
 /**
  * Open the connection. Writes are group-committed (one transaction per event-loop turn); a read runs in the open
- * transaction after the buffered deltas went in, so it sees every write called before it without an fsync.
+ * transaction, so it sees every write called before it without an fsync (a read of the event log once the
+ * buffered deltas went in).
  */
 export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnection {
   const { db, lock } = openDatabase(options);
@@ -46,10 +47,10 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
     return refused === undefined ? commits.write(work, statements) : Promise.reject(refused);
   };
   const events = createSqliteEventWriter({ db, write, refusal });
-  const read = <T>(work: () => T): Promise<T> => {
+  const read = <T>(work: () => T, deltas?: 'deltas'): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
-      void events.flush().catch(() => undefined);
+      if (deltas !== undefined) void events.flush().catch(() => undefined);
       return Promise.resolve(work());
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -68,5 +69,6 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
       closeFile(db, lock, options);
     }
   };
-  return { db, write, read, events, close };
+  const readEventLog = <T>(work: () => T): Promise<T> => read(work, 'deltas');
+  return { db, write, read: (work) => read(work), readEventLog, events, close };
 }

@@ -31,7 +31,7 @@ function prepareEventStatements(db: SqliteAccess['db']) {
  * corrupt row is read as a `ledger.corrupt` marker in its place (and reported).
  */
 export function createSqliteEvents(
-  { db, read }: SqliteAccess,
+  { db, readEventLog: read }: SqliteAccess,
   writer: SqliteEventWriter,
   corruptRows: CorruptRowLog,
 ): EventStore {

@@ -17,7 +17,9 @@ type RecoveryStatementName =
   | 'sessionsToRun'
   | 'admittedTurns'
   | 'recentIds'
-  | 'runDeltas';
+  | 'getRunSession'
+  | 'runDeltas'
+  | 'runDeltasWithoutRun';
 
 /** The reads a restart makes across the SQLite ledger's tables, prepared once. */
 export function prepareRecoveryStatements(db: Database.Database): RecoveryStatements {
@@ -51,6 +53,14 @@ export function prepareRecoveryStatements(db: Database.Database): RecoveryStatem
     recentIds: prepare(
       'SELECT message_id, accepted_at FROM (SELECT * FROM inbox WHERE session_key = ? ORDER BY ord DESC LIMIT ?) ORDER BY ord',
     ),
-    runDeltas: prepare("SELECT * FROM events WHERE run_id = ? AND type = 'assistant.delta' ORDER BY cursor"),
+    getRunSession: prepare('SELECT session_key FROM runs WHERE run_id = ?'),
+    // Through the run's session (events_by_session); a run without a row (never opened) needs the scan below.
+    runDeltas: prepare(
+      `SELECT * FROM events WHERE session_key = (SELECT session_key FROM runs WHERE run_id = @run)
+         AND run_id = @run AND type = 'assistant.delta' ORDER BY cursor`,
+    ),
+    runDeltasWithoutRun: prepare(
+      "SELECT * FROM events WHERE run_id = @run AND type = 'assistant.delta' ORDER BY cursor",
+    ),
   };
 }

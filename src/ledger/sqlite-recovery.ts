@@ -88,8 +88,17 @@ function sessionsWithPending(sql: RecoveryStatements, deps: SqliteRecoveryDeps):
   return [...keys];
 }
 
+/** The token delta rows of a run, in order. */
+function runDeltas(sql: RecoveryStatements, runId: string): EventRow[] {
+  const known = sql.getRunSession.get(runId) !== undefined;
+  return (known ? sql.runDeltas : sql.runDeltasWithoutRun).all({ run: runId }) as EventRow[];
+}
+
 /** Create what a restart reads of the SQLite ledger; which messages are still to run is the `stillToRun` policy's. */
-export function createSqliteRecovery({ db, read }: SqliteAccess, deps: SqliteRecoveryDeps): RecoveryStore {
+export function createSqliteRecovery(
+  { db, readEventLog: read }: SqliteAccess,
+  deps: SqliteRecoveryDeps,
+): RecoveryStore {
   const sql = prepareRecoveryStatements(db);
   const { corruptRows } = deps;
   return {
@@ -98,7 +107,7 @@ export function createSqliteRecovery({ db, read }: SqliteAccess, deps: SqliteRec
     runText: (runId) =>
       read(() =>
         corruptRows
-          .readEach(sql.runDeltas.all(runId) as EventRow[], (row) => {
+          .readEach(runDeltas(sql, runId), (row) => {
             const { event, problem } = readEventRow(row);
             if (problem !== undefined) throw problem;
             return event.type === 'assistant.delta' ? event.delta : '';

@@ -242,8 +242,16 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
   };
 }
 
-/** The body column: the event without its envelope fields. */
+/**
+ * The body column: the event without its envelope fields, and without a block id the reader derives (`<runId>:<index>`,
+ * as the runtime makes it), which would repeat the run id in every block row.
+ */
 export function eventBody(event: RuntimeEvent): string {
   const { type: _type, sessionKey: _key, seq: _seq, cursor: _cursor, at: _at, runId: _run, ...body } = event;
+  const block = event.type === 'assistant.block' ? event : undefined;
+  if (block?.runId !== undefined && block.blockId === `${block.runId}:${block.index}`) {
+    const { blockId: _derived, ...rest } = body as typeof body & { blockId: string };
+    return JSON.stringify(rest);
+  }
   return JSON.stringify(body);
 }

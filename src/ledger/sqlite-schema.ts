@@ -185,6 +185,11 @@ export const migrations: readonly string[] = [
   CREATE INDEX inbox_unknown_status ON inbox (session_key, ord)
     WHERE status NOT IN ('pending', 'steered', 'collected', 'consumed', 'dropped', 'cancelled');
   `,
+  // 6: one index fewer to write per delta row: a run's deltas (read at recovery only) are found through its
+  // session's events (events_by_session), the run's session read from its row.
+  `
+  DROP INDEX events_by_run;
+  `,
 ];
 
 /** The schema version this build writes. */

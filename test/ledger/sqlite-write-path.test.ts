@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RuntimeEvent } from 'agentlanes';
+import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { run } from '../contracts/ledger-fixtures.contract.js';
+
+const dirs: string[] = [];
+function tempPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-write-path-'));
+  dirs.push(dir);
+  return join(dir, 'ledger.db');
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function event(cursor: number, fields: Partial<RuntimeEvent> & Pick<RuntimeEvent, 'type'>): RuntimeEvent {
+  return { sessionKey: 's1', seq: cursor, cursor, at: cursor, ...fields } as RuntimeEvent;
+}
+
+/** The raw rows of a closed ledger file. */
+function rawRows(path: string, sql: string): unknown[] {
+  const raw = new Database(path, { readonly: true });
+  try {
+    return raw.prepare(sql).all();
+  } finally {
+    raw.close();
+  }
+}
+
+describe('the SQLite ledger write path', () => {
+  it('keeps the token deltas of a run one row when reads of other tables come between them', async () => {
+    const path = tempPath();
+    const ledger = createSqliteLedger({ path });
+    const delta = (cursor: number, text: string): RuntimeEvent =>
+      event(cursor, { type: 'assistant.delta', runId: 'r1', delta: text });
+    const first = ledger.appendEvents([delta(1, 'Hel')]);
+    expect(await ledger.listTurns('s1', { last: 20 })).toEqual([]);
+    expect(await ledger.listMessages('s1')).toEqual([]);
+    const second = ledger.appendEvents([delta(2, 'lo')]);
+    await ledger.appendEvents([event(3, { type: 'assistant.final', runId: 'r1', text: 'Hello' })]);
+    await Promise.all([first, second]);
+    expect((await ledger.readEvents({})).map((stored) => [stored.type, stored.cursor])).toEqual([
+      ['assistant.delta', 2],
+      ['assistant.final', 3],
+    ]);
+    await ledger.close();
+    expect(rawRows(path, "SELECT body FROM events WHERE type = 'assistant.delta'")).toEqual([
+      { body: '{"delta":"Hello"}' },
+    ]);
+  });
+
+  it('shows a buffered token delta to a read of the event log', async () => {
+    const ledger = createSqliteLedger({ path: tempPath() });
+    const written = ledger.appendEvents([event(1, { type: 'assistant.delta', runId: 'r1', delta: 'Hi' })]);
+    expect(await ledger.runText('r1')).toBe('Hi');
+    expect(await ledger.lastSeq?.('s1')).toBe(1);
+    expect((await ledger.readEvents({ sessionKey: 's1' })).map((stored) => stored.cursor)).toEqual([1]);
+    await written;
+    await ledger.close();
+  });
+
+  it('stores a block without the id the reader derives from its run and index, and reads it back whole', async () => {
+    const path = tempPath();
+    const ledger = createSqliteLedger({ path });
+    const derived = event(1, { type: 'assistant.block', runId: 'r1', index: 0, blockId: 'r1:0', text: 'Hi' });
+    const own = event(2, { type: 'assistant.block', runId: 'r1', index: 1, blockId: 'mine', text: 'Yo' });
+    const runless = event(3, { type: 'assistant.block', index: 2, blockId: 'undefined:2', text: 'No run' });
+    await ledger.appendEvents([derived, own, runless]);
+    expect(await ledger.readEvents({})).toEqual([derived, own, runless]);
+    await ledger.close();
+    expect(rawRows(path, 'SELECT body FROM events ORDER BY cursor')).toEqual([
+      { body: '{"index":0,"text":"Hi"}' },
+      { body: '{"index":1,"blockId":"mine","text":"Yo"}' },
+      { body: '{"index":2,"blockId":"undefined:2","text":"No run"}' },
+    ]);
+  });
+
+  it('finds the deltas of an opened run through its session, with no index of events by run', async () => {
+    const path = tempPath();
+    const ledger = createSqliteLedger({ path });
+    await ledger.openRun(run('s1', 'r1'));
+    await ledger.appendEvents([
+      event(1, { type: 'assistant.delta', runId: 'r1', delta: 'Hel' }),
+      event(2, { type: 'assistant.delta', sessionKey: 's2', runId: 'r2', delta: 'other' }),
+      event(3, { type: 'assistant.block', runId: 'r1', index: 0, blockId: 'r1:0', text: 'Hel' }),
+      event(4, { type: 'assistant.delta', runId: 'r1', delta: 'lo' }),
+    ]);
+    expect(await ledger.runText('r1')).toBe('Hello');
+    expect(await ledger.runText('r2')).toBe('other');
+    await ledger.close();
+    expect(
+      rawRows(path, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events'"),
+    ).toEqual([{ name: 'events_by_session' }, { name: 'events_by_time' }]);
+  });
+});
