@@ -52,40 +52,15 @@ export function createGroupCommit(
   schedule: (commit: () => void) => void,
   now: () => number = () => performance.now(),
 ): GroupCommit {
-  let waiters: Waiter[] = [];
-  let open = false;
-  let openedAt = 0;
-  let early = false;
-  /** A moving average of the COMMIT time, ms, from the first one on (a disk that syncs fast keeps batches short). */
-  let commitMs: number | undefined;
+  const state: BatchState = { waiters: [], open: false, openedAt: 0, early: false, commitMs: undefined };
   const inSavepoint = db.transaction((work: () => void) => work());
-
-  function commit(): void {
-    if (!open) return;
-    const batch = waiters;
-    waiters = [];
-    open = false;
-    early = false;
-    const started = now();
-    try {
-      db.exec('COMMIT');
-    } catch (error) {
-      if (db.inTransaction) db.exec('ROLLBACK');
-      const failure = asError(error);
-      for (const waiter of batch) waiter.reject(failure);
-      return;
-    }
-    const took = now() - started;
-    commitMs = commitMs === undefined ? took : commitMs + (took - commitMs) / 8;
-    for (const waiter of batch) waiter.resolve();
-  }
-
+  const commit = (): void => commitBatch(db, state, now);
   return {
     write(work, statements = 'many') {
-      if (!open) {
+      if (!state.open) {
         db.exec('BEGIN IMMEDIATE');
-        open = true;
-        openedAt = now();
+        state.open = true;
+        state.openedAt = now();
         schedule(commit);
       }
       try {
@@ -94,19 +69,54 @@ export function createGroupCommit(
       } catch (error) {
         return Promise.reject(asError(error));
       }
-      const done = new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
+      const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
       // Never commit in the middle of a synchronous stretch: writes issued together (open a run and consume its
       // messages; close a run and record run.ended) must land in one transaction, or a crash between them splits
       // them. A microtask runs once the current stretch is done.
-      if (!early && (waiters.length >= maxBatchWrites || now() - openedAt >= batchAgeLimit(commitMs ?? 0))) {
-        early = true;
+      const full = state.waiters.length >= maxBatchWrites;
+      if (!state.early && (full || now() - state.openedAt >= batchAgeLimit(state.commitMs ?? 0))) {
+        state.early = true;
         queueMicrotask(commit);
       }
       return done;
     },
     commit,
     get open() {
-      return open;
+      return state.open;
     },
   };
+}
+
+/** The open batch: its writers, when it opened, and the moving average of the COMMIT time (ms) so far. */
+interface BatchState {
+  waiters: Waiter[];
+  open: boolean;
+  openedAt: number;
+  early: boolean;
+  commitMs: number | undefined;
+}
+
+/** COMMIT the open batch and settle its writers; a failed COMMIT rolls the turn back and rejects them all. */
+function commitBatch(
+  db: Pick<Database.Database, 'exec' | 'inTransaction'>,
+  state: BatchState,
+  now: () => number,
+): void {
+  if (!state.open) return;
+  const batch = state.waiters;
+  state.waiters = [];
+  state.open = false;
+  state.early = false;
+  const started = now();
+  try {
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    const failure = asError(error);
+    for (const waiter of batch) waiter.reject(failure);
+    return;
+  }
+  const took = now() - started;
+  state.commitMs = state.commitMs === undefined ? took : state.commitMs + (took - state.commitMs) / 8;
+  for (const waiter of batch) waiter.resolve();
 }
