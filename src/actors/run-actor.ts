@@ -1,10 +1,15 @@
 import type { CallbackLogicFunction } from 'xstate';
 import type { Clock } from '../core/clock.js';
-import { runAbortReason } from '../runner/run-abort.js';
+import { runAbortReason, type AbortStatus } from '../runner/run-abort.js';
 import type { ExecuteRun, RunRequest } from '../runner/run-request.js';
 import { createSteerInbox, type SteerMessage } from '../runner/steer-inbox.js';
 import type { ActiveRun, SessionEvent } from './session-context.js';
 import { isRunPaused } from '../runner/run-summary.js';
+
+/** What the session actor tells its run: a steer message for the next boundary, or abort. */
+export type RunActorEvent =
+  | { readonly type: 'STEER'; readonly message: SteerMessage }
+  | { readonly type: 'ABORT'; readonly status: AbortStatus; readonly reason: string };
 
 /** Input of the invoked run actor. */
 export interface RunActorInput {
@@ -19,7 +24,7 @@ export interface RunActorInput {
 export function createRunActor(
   executeRun: ExecuteRun,
   clock: Clock,
-): CallbackLogicFunction<SessionEvent, SessionEvent, RunActorInput> {
+): CallbackLogicFunction<RunActorEvent, SessionEvent, RunActorInput> {
   return ({ input, sendBack, receive }) => {
     const controller = new AbortController();
     const steering = createSteerInbox();

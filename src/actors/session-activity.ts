@@ -1,5 +1,5 @@
-import type { SessionSnapshot } from '../actors/session-machine.js';
-import { pausedPlanOf } from '../actors/session-plans.js';
+import type { SessionSnapshot } from './session-machine.js';
+import { pausedPlanOf } from './session-plans.js';
 import type { SessionActivity } from '../policies/queue-admission.js';
 
 /** The session states `status()` reports. */

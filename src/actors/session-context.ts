@@ -1,7 +1,9 @@
 import type { AbortStatus } from '../runner/run-abort.js';
 import type { RunPhase } from '../runner/run-context.js';
-import type { SteerMessage } from '../runner/steer-inbox.js';
+import type { Disposition } from '../core/dispositions.js';
 import type { PauseState } from '../core/events.js';
+import type { SteerMessage } from '../runner/steer-inbox.js';
+import type { QueueSettings } from '../policies/queue-settings.js';
 import type { PausedCallInfo, RunPaused, RunSummary } from '../runner/run-summary.js';
 
 /** A message waiting in a session's queue. Plain data: it lives in the persisted actor snapshot. */
@@ -98,35 +100,40 @@ export interface SessionContext {
   readonly pause: PauseContext | null;
   /** The session's plan runs not ended yet, oldest first (absent in snapshots from before plans were held). */
   readonly plans?: readonly PlanHold[];
+  /** What became of the last admitted message (absent until one was admitted). */
+  readonly admitted?: Admitted;
+}
+
+/** How an admitted message ended up, as the ADMIT that took it left the session (BEHAVIOUR.md, "Queue modes"). */
+export interface Admitted {
+  readonly messageId: string;
+  /** What the session machine decided: `start`, `steer`, `enqueue` or `interrupt` (a durable message is never refused). */
+  readonly kind: 'start' | 'steer' | 'enqueue' | 'interrupt';
+  /** What `send()` answers; a message the same step took into a run answers `started`. */
+  readonly disposition: Exclude<Disposition, 'rejected' | 'duplicate'>;
+  /** 1-based position in the queue, when the message waits there. */
+  readonly position?: number;
+  /** The run the message started, joined or was steered into. */
+  readonly runId?: string;
+  /** The oldest queued message the cap dropped for it, and its summary when the cap summarizes. */
+  readonly dropped?: { readonly messageId: string; readonly summary: string | null };
 }
 
 /**
- * Events the session actor accepts. Admission events carry `remember`: whether the message came with a platform
- * id to keep for the dedupe window.
+ * Events the session actor accepts. ADMIT brings a message whose inbox record is durable (`recorded` is the status
+ * it was written with) and `remember`: whether it came with a platform id to keep for the dedupe window.
  */
 export type SessionEvent =
-  | { type: 'START'; runId: string; item: QueuedMessage; at: number; remember: boolean }
   | {
-      type: 'ENQUEUE';
+      type: 'ADMIT';
       item: QueuedMessage;
-      remember: boolean;
-      dropOldest: boolean;
-      summary: string | null;
-      /** The most dropped-message summaries to keep (the message's cap). */
-      summaryLimit: number;
-      at: number;
-    }
-  | {
-      type: 'STEER';
-      message: SteerMessage;
+      settings: QueueSettings;
+      recorded: 'steered' | 'pending';
       at: number;
       remember: boolean;
-      queued: QueuedMessage | null;
-      summary: string | null;
-      summaryLimit: number;
-      dropOldest: boolean;
+      /** How long an interrupting message may wait for the interrupted run to end before it runs anyway. */
+      waitMs: number;
     }
-  | { type: 'INTERRUPT'; item: QueuedMessage; at: number; waitMs: number; remember: boolean }
   | { type: 'ABORT'; status: AbortStatus; reason: string }
   | { type: 'CANCEL'; messageIds: readonly string[] }
   | { type: 'HYDRATED' }

@@ -1,21 +1,27 @@
-import { assign, fromCallback, sendTo, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import {
+  assign,
+  enqueueActions,
+  fromCallback,
+  sendTo,
+  setup,
+  type ActorRefFrom,
+  type SnapshotFrom,
+} from 'xstate';
 import type { Clock } from '../core/clock.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { RunPhase } from '../runner/run-context.js';
 import type { AbortStatus } from '../runner/run-abort.js';
 import type { ExecuteRun } from '../runner/run-request.js';
-import { createRunActor, type RunActorInput } from './run-actor.js';
+import { createRunActor, type RunActorEvent, type RunActorInput } from './run-actor.js';
+import { endRun, removeQueued, returnRun, takeNextRun } from './session-queue.js';
 import {
-  accept,
-  acceptQueued,
-  drainAtFor,
-  endRun,
-  enqueue,
-  removeQueued,
-  returnRun,
-  beginRun,
-  takeNextRun,
-} from './session-queue.js';
+  admissionOf,
+  applyAdmission,
+  settleAdmitted,
+  type AdmitActivity,
+  type AdmitPlace,
+} from './session-admission.js';
+import { idleAdmission, runningAdmission, type AdmitGuardParams } from './session-admission-states.js';
 import { initialSessionContext, type SessionContext, type SessionEvent } from './session-context.js';
 import type { RunPaused, RunResult, RunSummary } from '../runner/run-summary.js';
 import {
@@ -63,7 +69,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       events: {} as SessionEvent,
       input: {} as SessionInput,
     },
-    actors: { run: fromCallback<SessionEvent, RunActorInput>(createRunActor(deps.executeRun, clock)) },
+    actors: { run: fromCallback<RunActorEvent, RunActorInput>(createRunActor(deps.executeRun, clock)) },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
       planHolds: ({ context }) => heldPlans(context).length > 0,
@@ -73,13 +79,36 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         event.type === 'RUN.PAUSED' && event.paused.state === state,
       nothingWaits: ({ context }) => waitingCalls(context) === 0,
       noApprovalWaits: ({ context }) => waitingCalls(context, 'approval') === 0,
+      // The pure admission policy, with the state's activity and the context's queue (session-admission.ts).
+      admits: ({ context, event }, params: AdmitGuardParams) =>
+        event.type === 'ADMIT' && admissionOf(params.activity, context, event).kind === params.kind,
     },
     delays: {
       drainDelay: ({ context }) => Math.max(0, (context.drainAt ?? clock.now()) - clock.now()),
       pauseDelay: ({ context }) => Math.max(0, (context.pause?.until ?? clock.now()) - clock.now()),
     },
     actions: {
-      takeNextRun: assign(({ context }) => takeNextRun(context, deps.ids('run'), clock.now())),
+      // A drain the admission let through at once makes the admitted message `started`.
+      takeNextRun: assign(({ context }) =>
+        settleAdmitted(takeNextRun(context, deps.ids('run'), clock.now())),
+      ),
+      admit: assign(({ context, event }, params: { activity: AdmitActivity; place: AdmitPlace }) =>
+        event.type === 'ADMIT'
+          ? applyAdmission(context, event, params.activity, params.place, () => deps.ids('run'))
+          : context,
+      ),
+      steerRun: enqueueActions(({ event, enqueue }) => {
+        if (event.type !== 'ADMIT') return;
+        enqueue.sendTo('run', {
+          type: 'STEER',
+          message: { messageId: event.item.messageId, text: event.item.text },
+        });
+      }),
+      interruptRun: sendTo('run', {
+        type: 'ABORT',
+        status: 'interrupted',
+        reason: 'interrupted by a new message',
+      } as const),
       idle: ({ context }) => deps.onIdle(context.sessionKey),
       endRun: assign(({ context, event }) => {
         if (event.type !== 'RUN.DONE') return context;
@@ -118,20 +147,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       settlePaused: assign(({ context, event }) =>
         event.type === 'PAUSE.SETTLED' ? settlePausedCall(context, event.turn, event.position) : context,
       ),
-      queueWhilePaused: assign(({ context, event }) =>
-        event.type === 'ENQUEUE' ? acceptQueued(context, event) : context,
-      ),
-      // An interrupting message ends the paused run (its lane turn records the end) and runs first.
-      interruptPaused: assign(({ context, event }) => {
-        if (event.type !== 'INTERRUPT') return context;
-        const next = {
-          ...accept(context, event.item.messageId, event.at, event.remember),
-          queue: [event.item, ...context.queue],
-          lastEnqueuedAt: event.at,
-          interruptUntil: event.at + event.waitMs,
-        };
-        return continueRun(next, { status: 'interrupted', reason: 'interrupted by a new message' });
-      }),
       abortPaused: assign(({ context, event }) =>
         event.type === 'ABORT'
           ? continueRun(context, { status: event.status, reason: event.reason })
@@ -153,40 +168,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       idle: {
         initial: 'check',
         on: {
-          START: {
-            target: 'running',
-            actions: assign(({ context, event }) =>
-              beginRun(
-                accept(context, event.item.messageId, event.at, event.remember),
-                event.runId,
-                [event.item],
-                event.at,
-              ),
-            ),
-          },
-          ENQUEUE: {
-            target: '.check',
-            reenter: true,
-            actions: assign(({ context, event }) => {
-              const next = acceptQueued(context, event);
-              return { ...next, drainAt: drainAtFor(next, event.at) };
-            }),
-          },
-          INTERRUPT: {
-            target: '.check',
-            reenter: true,
-            actions: [
-              assign(({ context, event }) => {
-                const next = {
-                  ...accept(context, event.item.messageId, event.at, event.remember),
-                  queue: [event.item, ...context.queue],
-                  interruptUntil: event.at,
-                };
-                return { ...next, drainAt: event.at };
-              }),
-              'endPlans',
-            ],
-          },
           ABORT: { actions: 'endPlans' },
           // A plan held or let go: the queue waits for it, or drains now.
           'PLAN.HELD': { target: '.check', reenter: true, actions: 'planChanged' },
@@ -208,10 +189,13 @@ export function createSessionMachine(deps: SessionMachineDeps) {
               { target: 'waiting' },
             ],
           },
-          empty: { entry: 'idle' },
+          empty: { entry: 'idle', on: idleAdmission('idle') },
           // A plan run holds the session: nothing starts until it ends (PLAN.ENDED re-checks).
-          held: {},
-          waiting: { after: { drainDelay: { target: '#session.running', actions: 'takeNextRun' } } },
+          held: { on: idleAdmission('held') },
+          waiting: {
+            after: { drainDelay: { target: '#session.running', actions: 'takeNextRun' } },
+            on: idleAdmission('waiting'),
+          },
         },
       },
       running: {
@@ -231,31 +215,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             { guard: { type: 'phaseIs', params: 'compacting' }, target: '.compacting' },
             { guard: { type: 'phaseIs', params: 'settling' }, target: '.settling' },
           ],
-          ENQUEUE: {
-            actions: assign(({ context, event }) => acceptQueued(context, event)),
-          },
-          STEER: {
-            actions: [
-              assign(({ context, event }) => {
-                const accepted = accept(context, event.message.messageId, event.at, event.remember);
-                return event.queued === null
-                  ? accepted
-                  : enqueue(accepted, event.queued, event.dropOldest, event.summary, event.summaryLimit);
-              }),
-              sendTo('run', ({ event }) => event),
-            ],
-          },
-          INTERRUPT: {
-            actions: [
-              assign(({ context, event }) => ({
-                ...accept(context, event.item.messageId, event.at, event.remember),
-                queue: [event.item, ...context.queue],
-                lastEnqueuedAt: event.at,
-                interruptUntil: event.at + event.waitMs,
-              })),
-              sendTo('run', { type: 'ABORT', status: 'interrupted', reason: 'interrupted by a new message' }),
-            ],
-          },
           ABORT: { actions: sendTo('run', ({ event }) => event) },
           // Straight to idle.empty when nothing is left to run (the common case; no eventless step).
           'RUN.DONE': [
@@ -282,7 +241,13 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             actions: assign(({ context, event }) => returnRun(context, event.at)),
           },
         },
-        states: { starting: {}, streaming: {}, tools: {}, compacting: {}, settling: {} },
+        states: {
+          starting: { on: runningAdmission('starting') },
+          streaming: { on: runningAdmission('streaming') },
+          tools: { on: runningAdmission('tools') },
+          compacting: { on: runningAdmission('compacting') },
+          settling: { on: runningAdmission('settling') },
+        },
       },
       awaiting_approval: awaitingApprovalState,
       awaiting_tool_results: awaitingToolResultsState,

@@ -72,9 +72,12 @@ export function planStoppedResult(event: SessionEvent): RunResult | undefined {
   return event.type === 'PLAN.ENDED' ? event.summary : undefined;
 }
 
-/** How an interrupting message or an abort ends the plan runs the session holds. */
+/**
+ * How an abort or an interrupting message ends the plan runs the session holds (`endPlans` runs on an ADMIT only
+ * when the message interrupts).
+ */
 export function planEnding(event: SessionEvent): { status: AbortStatus; reason: string } | undefined {
   if (event.type === 'ABORT') return { status: event.status, reason: event.reason };
-  if (event.type === 'INTERRUPT') return { status: 'interrupted', reason: 'interrupted by a new message' };
+  if (event.type === 'ADMIT') return { status: 'interrupted', reason: 'interrupted by a new message' };
   return undefined;
 }

@@ -3,7 +3,7 @@ import { rememberMessage } from '../policies/dedupe.js';
 import { drainDueAt } from '../policies/drain-timing.js';
 import { keepDropSummary } from '../policies/queue-cap.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
-import type { ActiveRun, QueuedMessage, SessionContext, SessionEvent } from './session-context.js';
+import type { ActiveRun, QueuedMessage, SessionContext } from './session-context.js';
 
 /**
  * Take a newly accepted message's arrival rank and, when it came with a platform id (`remember`), record the id
@@ -39,15 +39,6 @@ export function enqueue(
     summaryLimit,
   );
   return { ...next, dropped: kept.kept, droppedOmitted: kept.omitted };
-}
-
-/** Accept a message an ENQUEUE event brings and put it at the back of the queue. */
-export function acceptQueued(
-  context: SessionContext,
-  event: Extract<SessionEvent, { type: 'ENQUEUE' }>,
-): SessionContext {
-  const accepted = accept(context, event.item.messageId, event.at, event.remember);
-  return enqueue(accepted, event.item, event.dropOldest, event.summary, event.summaryLimit);
 }
 
 /** When the queue drains: at once for an interrupting message in time, else debounce capped by maxWait. */

@@ -4,6 +4,7 @@ import type { GlobalLane } from '../lanes/global-lane.js';
 import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ThinkingLevel } from '../providers/model-provider.js';
+import type { Tool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Compactor } from './compaction.js';
 import type { AuthProfilePool, ModelCandidate, PriceLookup } from './failover-context.js';
@@ -38,6 +39,8 @@ export interface RunServices {
   readonly globalLane: GlobalLane;
   /** The tools a session's runs may call (the runtime's policy layers, then the session's own). */
   readonly toolsFor: (sessionKey: string) => ToolRegistry;
+  /** A configured tool by name, whatever the policy says (undo of a tool the policy removed since). */
+  readonly toolByName: (name: string) => Tool | undefined;
   readonly limits: RunServiceLimits;
   readonly blocks: { readonly minChars: number; readonly maxChars: number };
   readonly system: string | undefined;

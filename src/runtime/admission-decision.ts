@@ -1,8 +1,8 @@
 import type { QueuedMessage } from '../actors/session-context.js';
+import { admissionFor, statusOf } from '../actors/session-admission.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import type { InboxRecord } from '../ledger/ledger.js';
 import { isDuplicate } from '../policies/dedupe.js';
-import { decideAdmission, type Admission } from '../policies/queue-admission.js';
 import {
   channelOf,
   resolveQueueSettings,
@@ -11,7 +11,6 @@ import {
 } from '../policies/queue-settings.js';
 import type { AdmissionDeps, SendResult } from './admit-message.js';
 import type { InboundMessage } from './inbound-message.js';
-import { activityOf } from './session-activity.js';
 
 /** The queue item of an admitted message. */
 export function queuedItem(
@@ -35,44 +34,19 @@ export function queuedItem(
   };
 }
 
-/** The inbox status a decision records: a message steered into the run (and not also queued) is `steered`. */
-export function statusOf(admission: Admission): 'steered' | 'pending' {
-  return admission.kind === 'steer' && !admission.alsoQueue ? 'steered' : 'pending';
-}
-
-/**
- * The decision taken again once the record is durable (the session may have moved on while it was written),
- * fitted to what the record says: a durable message is never refused any more, and a message recorded as
- * `pending` is queued rather than only steered (a steer that no turn admits would be run again after a
- * restart). A record written `steered` that ends up queued is fine: the ledger runs steered messages no turn
- * admitted.
- */
-export function decideAgain(
-  session: LiveSession,
-  settings: QueueSettings,
-  recorded: 'steered' | 'pending',
-): Exclude<Admission, { kind: 'reject' }> {
-  const snapshot = session.actor.getSnapshot();
-  const activity = activityOf(snapshot);
-  const length = snapshot.context.queue.length;
-  let admission = decideAdmission(activity, length, settings);
-  if (recorded === 'pending' && statusOf(admission) === 'steered')
-    admission = decideAdmission(activity, length, { ...settings, mode: 'followup' });
-  if (admission.kind !== 'reject') return admission;
-  const disposition = settings.mode === 'collect' ? 'collected' : 'queued';
-  return { kind: 'enqueue', disposition, dropOldest: false, summarize: false };
-}
-
 /** What admission resolved for one message before it is durable. */
 export interface Decided {
   readonly messageId: string;
   readonly now: number;
   readonly settings: QueueSettings;
   readonly channel: string | undefined;
-  readonly record: InboxRecord;
+  readonly record: InboxRecord & { readonly status: 'steered' | 'pending' };
 }
 
-/** Dedupe, resolve settings and decide from the session as it is now; an answer when refused at once. */
+/**
+ * Dedupe, resolve settings and decide from the session as it is now (the same decision the session machine takes
+ * on ADMIT); an answer when refused at once.
+ */
 export function decide(
   deps: AdmissionDeps,
   session: LiveSession,
@@ -94,12 +68,13 @@ export function decide(
     channel: channel !== undefined && Object.hasOwn(byChannel, channel) ? byChannel[channel] : undefined,
     runtime: deps.queueDefaults,
   });
-  const admission = decideAdmission(activityOf(before), before.context.queue.length, settings);
+  // The machine's own decision on the session as it is now: it says which status to record, or refuses.
+  const admission = admissionFor(before, settings);
   if (admission.kind === 'reject') {
     deps.emit(session, { type: 'message.rejected', messageId, code: admission.code });
     return { messageId, disposition: 'rejected', code: admission.code };
   }
-  const record: InboxRecord = {
+  const record: Decided['record'] = {
     sessionKey: session.key,
     messageId,
     order: before.context.nextOrder,

@@ -1,4 +1,4 @@
-import type { QueuedMessage } from '../actors/session-context.js';
+import type { Admitted } from '../actors/session-context.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import type { Clock } from '../core/clock.js';
 import type { Disposition } from '../core/dispositions.js';
@@ -6,10 +6,8 @@ import { RuntimeError } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { InboxRecord, Ledger } from '../ledger/ledger.js';
-import { summarizeMessage } from '../policies/collect-prompt.js';
-import type { Admission } from '../policies/queue-admission.js';
-import type { QueueSettings, QueueSettingsInput } from '../policies/queue-settings.js';
-import { decide, decideAgain, queuedItem, type Decided } from './admission-decision.js';
+import type { QueueSettingsInput } from '../policies/queue-settings.js';
+import { decide, queuedItem, type Decided } from './admission-decision.js';
 import type { InboundMessage } from './inbound-message.js';
 
 /** What `send()` resolves with. Refusals are answers, not exceptions. */
@@ -33,70 +31,6 @@ export interface AdmissionDeps {
   readonly interruptWaitMs: number;
   /** Where a failed background write (a cap drop's status) is reported. */
   readonly onError?: (error: unknown) => void;
-}
-
-/** The oldest queued message, when the admission drops it for the cap (and its summary, when summarized). */
-function droppedBy(admission: Admission, queue: readonly QueuedMessage[]) {
-  const dropsOldest = 'dropOldest' in admission && admission.dropOldest;
-  const dropping = dropsOldest ? queue[0] : undefined;
-  const summarize = dropping !== undefined && 'summarize' in admission && admission.summarize;
-  return { dropping, summary: summarize ? summarizeMessage(dropping.text) : null };
-}
-
-/** Apply the decision to the actor (synchronously) and say what the cap dropped. */
-function apply(
-  session: LiveSession,
-  admission: Admission,
-  item: QueuedMessage,
-  settings: QueueSettings,
-  deps: AdmissionDeps,
-  now: number,
-  remember: boolean,
-) {
-  const { actor } = session;
-  const { dropping, summary } = droppedBy(admission, actor.getSnapshot().context.queue);
-  const cap = { dropOldest: dropping !== undefined, summary, summaryLimit: settings.cap };
-  switch (admission.kind) {
-    case 'start':
-      actor.send({ type: 'START', runId: deps.ids('run'), item, at: now, remember });
-      break;
-    case 'steer':
-      actor.send({
-        type: 'STEER',
-        message: { messageId: item.messageId, text: item.text },
-        at: now,
-        remember,
-        queued: admission.alsoQueue ? { ...item, mode: 'followup' } : null,
-        ...cap,
-      });
-      break;
-    case 'enqueue':
-      actor.send({ type: 'ENQUEUE', item, at: now, remember, ...cap });
-      break;
-    case 'interrupt':
-      actor.send({ type: 'INTERRUPT', item, at: now, waitMs: deps.interruptWaitMs, remember });
-      break;
-    case 'reject':
-      break;
-  }
-  return { dropping, summary };
-}
-
-/** The disposition `send()` reports; a message that ended up in the active run at once `started` it. */
-function dispositionOf(
-  admission: Exclude<Admission, { kind: 'reject' }>,
-  inActiveRun: boolean,
-): SendResult['disposition'] {
-  if (admission.kind === 'steer') return 'steered';
-  if (inActiveRun) return 'started';
-  switch (admission.kind) {
-    case 'start':
-      return 'started';
-    case 'interrupt':
-      return 'interrupted';
-    case 'enqueue':
-      return admission.disposition;
-  }
 }
 
 /** Write the inbox record; a failure changes nothing and rejects with `ledger_unavailable`. */
@@ -150,27 +84,36 @@ function announce(
 function recordDrop(
   deps: AdmissionDeps,
   session: LiveSession,
-  dropping: QueuedMessage,
-  summary: string | null,
+  dropped: NonNullable<Admitted['dropped']>,
 ): Promise<void> {
+  const { messageId, summary } = dropped;
   const reason = summary === null ? 'cap_old' : 'cap_summarize';
   deps.emit(session, {
     type: 'message.dropped',
-    messageId: dropping.messageId,
+    messageId,
     reason,
     ...(summary === null ? {} : { summary }),
   });
   const update = { status: 'dropped' as const, ...(summary === null ? {} : { summary }) };
-  return deps.ledger.updateMessages(session.key, [dropping.messageId], update).catch((error: unknown) => {
+  return deps.ledger.updateMessages(session.key, [messageId], update).catch((error: unknown) => {
     // The newcomer is durable and applied: refusing it now would answer its retry `duplicate`.
     deps.onError?.(error);
   });
 }
 
+/** What the session machine recorded for the message ADMIT just brought. */
+function admittedNow(session: LiveSession, messageId: string): Admitted {
+  const { admitted } = session.actor.getSnapshot().context;
+  if (admitted?.messageId !== messageId)
+    throw new RuntimeError('internal', `send: session "${session.key}" did not admit message "${messageId}"`);
+  return admitted;
+}
+
 /**
- * Admit one message once its inbox record is durable: decide, write, then apply the decision (taken again on
- * the session as it is then) to the actor and emit its events. A failed write changes nothing. Admissions of one
- * session run one after another in call order, so they keep arrival order and see each other (dedupe).
+ * Admit one message once its inbox record is durable: decide (to know the status to record, or to refuse), write,
+ * then send ADMIT: the session machine decides again on the session as it is then, applies the decision and
+ * records the outcome, which is announced. A failed write changes nothing. Admissions of one session run one after
+ * another in call order, so they keep arrival order and see each other (dedupe).
  */
 async function admitNow(
   deps: AdmissionDeps,
@@ -182,34 +125,28 @@ async function admitNow(
   if (!('record' in decided)) return decided;
   const { messageId, settings, now, record } = decided;
   await writeRecord(deps, record);
-  const admission = decideAgain(session, settings, record.status === 'steered' ? 'steered' : 'pending');
-  const item = queuedItem(message, messageId, settings, now);
-  const { dropping, summary } = apply(
-    session,
-    admission,
-    item,
+  session.actor.send({
+    type: 'ADMIT',
+    item: queuedItem(message, messageId, settings, now),
     settings,
-    deps,
-    now,
-    message.id !== undefined,
-  );
-  const after = session.actor.getSnapshot().context;
-  const runId = after.run?.messageIds.includes(messageId) === true ? after.run.runId : undefined;
-  const index = after.queue.findIndex((queued) => queued.messageId === messageId);
-  const position = index < 0 ? undefined : index + 1;
-  const disposition = dispositionOf(admission, runId !== undefined);
-  const steeredInto = admission.kind === 'steer' ? after.run?.runId : undefined;
+    recorded: record.status,
+    at: now,
+    remember: message.id !== undefined,
+    waitMs: deps.interruptWaitMs,
+  });
+  const admitted = admittedNow(session, messageId);
+  const { disposition, position, runId } = admitted;
+  const steeredInto = admitted.kind === 'steer' ? runId : undefined;
   announce(deps, session, message, decided, {
     disposition,
     position,
     ...(steeredInto === undefined ? {} : { steeredInto }),
   });
-  if (dropping !== undefined) await recordDrop(deps, session, dropping, summary);
-  const resultRun = admission.kind === 'steer' ? steeredInto : runId;
+  if (admitted.dropped !== undefined) await recordDrop(deps, session, admitted.dropped);
   return {
     messageId,
     disposition,
-    ...(resultRun === undefined ? {} : { runId: resultRun }),
+    ...(runId === undefined ? {} : { runId }),
     ...(position === undefined ? {} : { position }),
   };
 }

@@ -7,6 +7,7 @@ import type { ModelProvider } from '../providers/model-provider.js';
 import type { AuthProfilePool, ModelCandidate } from '../runner/failover-context.js';
 import type { RunServices } from '../runner/run-services.js';
 import type { SessionPort } from '../runner/session-port.js';
+import type { Tool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { EventBus } from './event-bus.js';
 import type { RuntimeConfig } from './runtime-options.js';
@@ -19,6 +20,7 @@ export interface RunServiceParts {
   readonly sessionLane: SessionLane;
   readonly globalLane: GlobalLane;
   readonly toolsFor: (sessionKey: string) => ToolRegistry;
+  readonly toolByName: (name: string) => Tool | undefined;
   /** The live session of a key. */
   readonly live: (sessionKey: string) => LiveSession | undefined;
   readonly accepting: () => boolean;
@@ -66,6 +68,7 @@ export function buildRunServices(config: RuntimeConfig, parts: RunServiceParts):
     sessionLane: parts.sessionLane,
     globalLane: parts.globalLane,
     toolsFor: parts.toolsFor,
+    toolByName: parts.toolByName,
     limits: config.limits,
     blocks: config.blocks,
     system: config.systemPrompt,

@@ -6,6 +6,7 @@ import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
 import { needsApproval } from '../policies/approval-rules.js';
 import type { RunServices } from '../runner/run-services.js';
+import { createRunWork } from '../runner/run-work.js';
 import { createAuthProfiles, type AuthProfiles } from './auth-profiles.js';
 import type { ProfileStats } from './auth-profile-stats.js';
 import { buildRunServices } from './build-run-services.js';
@@ -101,7 +102,19 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
   });
   const toolsFor = (sessionKey: string) => sessionTools.registryFor(live(sessionKey)?.toolPolicy);
   const accepting = () => state.closing === undefined;
-  const parts = { ledger, bus, profiles, sessionLane, globalLane, toolsFor, live, accepting, onError };
+  const toolByName = (name: string) => sessionTools.byName(name);
+  const parts = {
+    ledger,
+    bus,
+    profiles,
+    sessionLane,
+    globalLane,
+    toolsFor,
+    toolByName,
+    live,
+    accepting,
+    onError,
+  };
   const services = buildRunServices(config, parts);
   const steps = {
     startRetention: () => startRetention(onError),
@@ -147,9 +160,7 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
     knowsProfile: (profileId) => profiles.knows(profileId),
     emit: (session, event) => bus.emit(session, event),
     sessionTools: base.sessionTools,
-    activePlans: new Map(),
-    activeUndos: new Set(),
-    resumingPlans: new Set(),
+    work: createRunWork(),
   };
   base.internals.set(internals);
   const stopTimers = (): void => {

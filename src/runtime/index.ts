@@ -1,13 +1,13 @@
 export { createRuntime, type Runtime } from './create-runtime.js';
 export type { Session, SessionStatus, PlanInput } from './session-handle.js';
 export type { WaitResult, PausedRunInfo } from './wait-for-run.js';
-export type { PlanRunResult } from './plan-run.js';
+export type { PlanRunResult } from '../runner/plan-run.js';
 export type { ApprovePlanInput } from './plan-api.js';
 export type { ApprovalInput, SupplyInput } from './tool-decisions.js';
-export type { UndoResult, UndoStep } from './undo-run.js';
+export type { UndoResult, UndoStep } from '../runner/undo-run.js';
 export type { SessionQueue, QueueItem } from './session-queue-handle.js';
 export type { SendResult } from './admit-message.js';
-export type { SessionState } from './session-activity.js';
+export type { SessionState } from '../actors/session-activity.js';
 export type { EventStreamOptions } from './event-stream.js';
 export type { InboundMessageInput } from './inbound-message.js';
 export { runtimeOptionsSchema, type RuntimeOptions } from './runtime-options.js';

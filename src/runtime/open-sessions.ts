@@ -6,7 +6,8 @@ import { createRunExecutor } from '../runner/run-executor.js';
 import type { RunServices } from '../runner/run-services.js';
 import type { EventBus } from './event-bus.js';
 import type { LateBound } from './late-bound.js';
-import { endHeldPlan } from './plan-end.js';
+import { endHeldPlan } from '../runner/plan-end.js';
+import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import type { RuntimeConfig } from './runtime-options.js';
 import { answerWaiters, notifyRunWaiters } from './run-waiters.js';
@@ -40,7 +41,7 @@ export function openSessions(
     idleMs: config.sessions.hibernateAfterMs,
     onDue: (sessionKey) => {
       // A plan run keeps its session live: its events go to this session's numbering.
-      if (parts.isClosing() || internals.get().activePlans.has(sessionKey)) return;
+      if (parts.isClosing() || internals.get().work.plans.has(sessionKey)) return;
       internals.get().registry.hibernate(sessionKey).catch(services.onError);
     },
   });
@@ -57,7 +58,10 @@ export function openSessions(
       if (live !== undefined) answerWaiters(live, result);
     },
     endPlan: (sessionKey, runId, status, reason) => {
-      endHeldPlan(internals.get(), sessionKey, runId, status, reason).catch(services.onError);
+      const live = liveOf(sessionKey);
+      const control = live === undefined ? undefined : sessionControlOf(internals.get(), live);
+      const ended = { sessionKey, runId, status, reason };
+      endHeldPlan(services, internals.get().work, control, ended).catch(services.onError);
     },
   });
   const queueDefaults = resolveQueueSettings({ runtime: config.queue });

@@ -1,9 +1,8 @@
 import type { SessionRegistry } from '../actors/session-registry.js';
 import type { Clock } from '../core/clock.js';
 import type { Ledger, RunRecord } from '../ledger/ledger.js';
-import type { EventBus, SeqHolder } from './event-bus.js';
-
-const crashError = { code: 'internal', message: 'the process stopped while the run was active' } as const;
+import { closeCrashedRuns } from '../runner/crash-record.js';
+import type { EventBus } from './event-bus.js';
 
 /**
  * Startup recovery. Runs a crash left open are closed as `crashed` with the text they had streamed and a
@@ -21,7 +20,7 @@ export async function recoverAtStart(deps: {
 }): Promise<void> {
   const { ledger, bus, registry, onError } = deps;
   bus.seek(await ledger.lastCursor());
-  const crashed = await closeCrashedRuns(deps);
+  const crashed = await closeCrashedRuns({ ledger, clock: deps.clock, events: bus, onError });
   const pending = await ledger.listSessionsWithPending().catch((error: unknown) => {
     onError(error);
     return [] as string[];
@@ -38,52 +37,4 @@ export async function recoverAtStart(deps: {
       onError(error);
     }
   }
-}
-
-/** Close every run a crash left open; returns their sessions. What cannot be read is reported and skipped. */
-async function closeCrashedRuns(deps: {
-  ledger: Ledger;
-  clock: Clock;
-  bus: EventBus;
-  onError: (error: unknown) => void;
-}): Promise<string[]> {
-  const { ledger, clock, bus, onError } = deps;
-  const open = await ledger.listOpenRuns().catch((error: unknown) => {
-    onError(error);
-    return [] as RunRecord[];
-  });
-  const sessions = new Map<string, SeqHolder>();
-  for (const run of open) {
-    try {
-      const text = await ledger.runText(run.runId);
-      let holder = sessions.get(run.sessionKey);
-      if (holder === undefined) {
-        holder = { key: run.sessionKey, lastSeq: (await ledger.loadSession(run.sessionKey)).lastSeq };
-        sessions.set(run.sessionKey, holder);
-      }
-      const endedAt = clock.now();
-      // One synchronous stretch: the close and its event commit together.
-      const closed = ledger.closeRun(run.runId, {
-        status: 'crashed',
-        endedAt,
-        text,
-        usage: run.usage,
-        error: crashError,
-      });
-      bus.emit(holder, {
-        type: 'run.ended',
-        runId: run.runId,
-        status: 'crashed',
-        text,
-        usage: run.usage,
-        durationMs: endedAt - run.startedAt,
-        error: crashError,
-      });
-      await closed;
-      await bus.flushed();
-    } catch (error) {
-      onError(error);
-    }
-  }
-  return [...sessions.keys()];
 }

@@ -2,12 +2,11 @@ import type { LiveSession, SessionRegistry } from '../actors/session-registry.js
 import { RuntimeError } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
 import type { RunServices } from '../runner/run-services.js';
+import type { RunWork } from '../runner/run-work.js';
 import type { SessionTools } from './session-tools.js';
-import type { ActivePlans } from './plan-run.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from './event-bus.js';
 import type { SessionGate } from './session-gate.js';
-import type { ActiveUndo } from './undo-run.js';
 
 /** What session handles share with their runtime: the run services, and the session side of the runtime. */
 export interface RuntimeInternals {
@@ -25,12 +24,8 @@ export interface RuntimeInternals {
   /** Emit an event of the runtime's own (not a run's) on a live session. */
   emit(session: LiveSession, event: EventInput): void;
   readonly sessionTools: SessionTools;
-  /** Plan runs executing now, per session (abort reaches them). */
-  readonly activePlans: ActivePlans;
-  /** Undos running now: `close()` waits for them, then aborts them; `session.abort()` aborts its session's. */
-  readonly activeUndos: Set<ActiveUndo>;
-  /** Plan runs an `approvePlan` is resuming (a second approval of the same pause is refused). */
-  readonly resumingPlans: Set<string>;
+  /** The plan runs and undos in progress (`abort()` and `close()` reach them). */
+  readonly work: RunWork;
 }
 
 /** Throw `runtime_closed` once the runtime stopped taking work. */

@@ -1,10 +1,11 @@
 import { heldPlans, pausedPlanOf } from '../actors/session-plans.js';
 import { RuntimeError } from '../core/errors.js';
 import { isRunActive } from '../policies/queue-admission.js';
-import { endHeldPlan } from './plan-end.js';
+import { endHeldPlan } from '../runner/plan-end.js';
+import { abortUndos } from '../runner/undo-run.js';
+import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf, stateOf, type SessionState } from './session-activity.js';
-import { abortUndos } from './undo-run.js';
+import { activityOf, stateOf, type SessionState } from '../actors/session-activity.js';
 
 /** What `status()` reports. */
 export interface SessionStatus {
@@ -21,14 +22,17 @@ export function abortSession(internals: RuntimeInternals, key: string, reason: u
   if (typeof reason !== 'string') {
     return Promise.reject(new RuntimeError('invalid_input', 'abort: reason must be a string'));
   }
-  const plans = [...(internals.activePlans.get(key)?.values() ?? [])];
+  const plans = [...(internals.work.plans.get(key)?.values() ?? [])];
   for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', reason));
-  const undos = abortUndos(internals, key, reason);
+  const undos = abortUndos(internals.work, key, reason);
   const live = internals.registry.live(key);
   // A paused plan holds the session like a paused run: abort ends it (resolves once recorded).
   const paused = live === undefined ? undefined : pausedPlanOf(live.actor.getSnapshot().context);
-  if (paused !== undefined)
-    return endHeldPlan(internals, key, paused.runId, 'aborted', reason).then(() => true);
+  if (live !== undefined && paused !== undefined) {
+    const ended = { sessionKey: key, runId: paused.runId, status: 'aborted' as const, reason };
+    const control = sessionControlOf(internals, live);
+    return endHeldPlan(internals.services, internals.work, control, ended).then(() => true);
+  }
   if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
     return Promise.resolve(plans.length + undos > 0);
   live.actor.send({ type: 'ABORT', status: 'aborted', reason });

@@ -14,8 +14,10 @@ import { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from 
 import type { z } from 'zod';
 import type { planSchema, PlanOptionsInput } from '../plans/plan-schema.js';
 import { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
-import type { PlanRunResult } from './plan-run.js';
-import { assertUndoable, undoRun, type UndoResult } from './undo-run.js';
+import type { PlanRunResult } from '../runner/plan-run.js';
+import { undoRun, type UndoResult } from '../runner/undo-run.js';
+import { sessionScopeOf } from './live-session-control.js';
+import { assertUndoable } from './undo-input.js';
 
 export type { SessionStatus } from './session-abort.js';
 
@@ -117,7 +119,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       assertOpen(internals);
       const id = await assertUndoable(internals, key, runId);
       return withSession(key, (live) =>
-        internals.services.sessionLane.run(key, () => undoRun(internals, live, id)),
+        internals.services.sessionLane.run(key, () => undoRun(sessionScopeOf(internals, live), id)),
       );
     },
     async executePlan(plan, options) {

@@ -1,8 +1,7 @@
 import { isRunActive } from '../policies/queue-admission.js';
-import { settleActivePlans } from './plan-run.js';
+import { settleRunWork } from '../runner/undo-run.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf } from './session-activity.js';
-import { settleActiveUndos } from './undo-run.js';
+import { activityOf } from '../actors/session-activity.js';
 import { waitForRun } from './wait-for-run.js';
 
 /** What closing releases after the work settled, in order. */
@@ -37,8 +36,7 @@ export async function shutdown(
   timeoutMs: number,
 ): Promise<void> {
   await settleActiveRuns(internals, timeoutMs);
-  await settleActivePlans(internals, timeoutMs);
-  await settleActiveUndos(internals, timeoutMs);
+  await settleRunWork(internals.services, internals.work, timeoutMs);
   steps.stopTimers();
   await internals.registry.stopAll();
   await steps.closeLanes();

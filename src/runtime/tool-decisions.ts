@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import type { PausedCallState } from '../actors/session-context.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import { approvalDecisions, approvalMemories } from '../core/approvals.js';
 import { RuntimeError } from '../core/errors.js';
 import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
+import { settleApproval, settleSupplied, type WaitingCall } from '../runner/pause-decisions.js';
 import { serialize } from '../runner/tool-call.js';
 import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { wellFormed } from './inbound-message.js';
+import { sessionScopeOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 const approvalSchema = z
@@ -61,7 +62,7 @@ function waitingCall(
   what: 'approve' | 'supplyToolResult',
   toolCallId: string,
   needs: 'approval' | 'deferred',
-): { call: PausedCallState; runId: string } {
+): WaitingCall {
   const { pause, run } = session.actor.getSnapshot().context;
   const matches = (pause?.calls ?? []).filter((call) => call.toolCallId === toolCallId);
   const call = matches.find((candidate) => !candidate.settled) ?? matches[0];
@@ -78,7 +79,8 @@ function waitingCall(
   if (call.settled) {
     throw new RuntimeError('invalid_input', `${what}: tool call "${toolCallId}" was already settled`);
   }
-  return { call, runId: run.runId };
+  const { tool, turn, position } = call;
+  return { runId: run.runId, toolCallId: call.toolCallId, tool, turn, position };
 }
 
 /** Check edited arguments against the tool's schema; `args_invalid` (changing nothing) when they do not fit. */
@@ -97,7 +99,7 @@ export async function approveCall(
   input: ApprovalInput,
 ): Promise<void> {
   const request = parse(approvalSchema, 'approve', input);
-  const { call, runId } = waitingCall(session, 'approve', request.toolCallId, 'approval');
+  const call = waitingCall(session, 'approve', request.toolCallId, 'approval');
   if (request.decision === 'edit')
     checkEditedArgs(internals.services.toolsFor(session.key), call.tool, request.args);
   const decision: ApprovalDecision = {
@@ -106,31 +108,7 @@ export async function approveCall(
     ...(request.message === undefined ? {} : { message: request.message }),
     ...(request.remember === undefined ? {} : { remember: request.remember }),
   };
-  const written = internals.services.ledger.updateToolCall(
-    { runId, turn: call.turn, position: call.position },
-    {
-      status: request.decision === 'reject' ? 'rejected' : 'approved',
-      decision,
-      resolvedAt: internals.services.clock.now(),
-    },
-  );
-  internals.emit(session, {
-    type: 'approval.resolved',
-    runId,
-    toolCallId: call.toolCallId,
-    tool: call.tool,
-    decision: request.decision,
-    ...(request.remember === undefined ? {} : { remember: request.remember }),
-    ...(request.message === undefined ? {} : { message: request.message }),
-  });
-  session.actor.send({ type: 'PAUSE.SETTLED', turn: call.turn, position: call.position });
-  // The last approval settled while deferred calls still wait: the run now waits for their results.
-  const after = session.actor.getSnapshot().context;
-  const moved = after.pause?.state === 'awaiting_tool_results' && after.run?.runId === runId;
-  await Promise.all([
-    written,
-    ...(moved ? [internals.services.ledger.setRunStatus(runId, 'awaiting_tool_results')] : []),
-  ]);
+  await settleApproval(sessionScopeOf(internals, session), call, decision);
 }
 
 /** The result a supplied output or error gives the model; an output the tool's schema refuses is `invalid_input`. */
@@ -168,19 +146,7 @@ export async function supplyResult(
   input: SupplyInput,
 ): Promise<void> {
   const request = parse(supplySchema, 'supplyToolResult', input);
-  const { call, runId } = waitingCall(session, 'supplyToolResult', request.toolCallId, 'deferred');
+  const call = waitingCall(session, 'supplyToolResult', request.toolCallId, 'deferred');
   const result = suppliedResult(internals.services.toolsFor(session.key), call.tool, request);
-  const written = internals.services.ledger.updateToolCall(
-    { runId, turn: call.turn, position: call.position },
-    { status: 'supplied', result, resolvedAt: internals.services.clock.now() },
-  );
-  internals.emit(session, {
-    type: 'tool.supplied',
-    runId,
-    toolCallId: call.toolCallId,
-    tool: call.tool,
-    isError: result.isError,
-  });
-  session.actor.send({ type: 'PAUSE.SETTLED', turn: call.turn, position: call.position });
-  await written;
+  await settleSupplied(sessionScopeOf(internals, session), call, result);
 }

@@ -6,7 +6,7 @@ import { RuntimeError } from '../core/errors.js';
 import type { PauseState } from '../core/events.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf } from './session-activity.js';
+import { activityOf } from '../actors/session-activity.js';
 
 /** A paused run, as `waitForEnd()` reports it: why it paused and the calls it waits for. */
 export interface PausedRunInfo {

@@ -1,0 +1,214 @@
+import { summarizeMessage } from '../policies/collect-prompt.js';
+import { decideAdmission, type Admission, type SessionActivity } from '../policies/queue-admission.js';
+import type { QueueSettings } from '../policies/queue-settings.js';
+import { activityOf } from './session-activity.js';
+import type { Admitted, SessionContext, SessionEvent } from './session-context.js';
+import type { SessionSnapshot } from './session-machine.js';
+import { continueRun } from './session-pause.js';
+import { pausedPlanOf } from './session-plans.js';
+import { accept, beginRun, drainAtFor, enqueue } from './session-queue.js';
+
+/** The ADMIT event: a message whose inbox record is durable. */
+export type AdmitEvent = Extract<SessionEvent, { type: 'ADMIT' }>;
+
+/** A decision the machine applies: a durable message is never refused. */
+export type AppliedAdmission = Exclude<Admission, { kind: 'reject' }>;
+
+/**
+ * The activity a machine state admits a message in: the run's phase, a pause, `idle` / `waiting`, or `held` (a
+ * plan run holds the idle session: it reads as paused for approval when the plan waits, else as busy).
+ */
+export type AdmitActivity = SessionActivity | 'held';
+
+/** Where a state sits: admission changes the context differently when idle, running or paused. */
+export type AdmitPlace = 'idle' | 'running' | 'paused';
+
+/** The activity a state's admission decides with. */
+export function activityIn(activity: AdmitActivity, context: SessionContext): SessionActivity {
+  if (activity !== 'held') return activity;
+  return pausedPlanOf(context) === undefined ? 'settling' : 'awaiting_approval';
+}
+
+/** The inbox status a decision records: a message steered into the run (and not also queued) is `steered`. */
+export function statusOf(admission: Admission): 'steered' | 'pending' {
+  return admission.kind === 'steer' && !admission.alsoQueue ? 'steered' : 'pending';
+}
+
+/** What an arriving message does in `activity` with the session's queue: the pure policy (may refuse it). */
+export function admissionIn(
+  activity: SessionActivity,
+  context: SessionContext,
+  settings: QueueSettings,
+): Admission {
+  return decideAdmission(activity, context.queue.length, settings);
+}
+
+/**
+ * The decision for a durable message, fitted to the status its record was written with (`recorded`): a durable
+ * message is never refused, and a message recorded `pending` is queued rather than only steered (a steer that no
+ * turn admits would run again after a restart). A record written `steered` that ends up queued is fine: the ledger
+ * runs steered messages no turn admitted.
+ */
+export function durableAdmissionIn(
+  activity: SessionActivity,
+  context: SessionContext,
+  settings: QueueSettings,
+  recorded: 'steered' | 'pending',
+): AppliedAdmission {
+  let admission = admissionIn(activity, context, settings);
+  if (recorded === 'pending' && statusOf(admission) === 'steered')
+    admission = admissionIn(activity, context, { ...settings, mode: 'followup' });
+  if (admission.kind !== 'reject') return admission;
+  const disposition = settings.mode === 'collect' ? 'collected' : 'queued';
+  return { kind: 'enqueue', disposition, dropOldest: false, summarize: false };
+}
+
+/** The decision for a message ADMIT brings in a state of `activity`: what the machine's guards and actions use. */
+export function admissionOf(
+  activity: AdmitActivity,
+  context: SessionContext,
+  event: AdmitEvent,
+): AppliedAdmission {
+  return durableAdmissionIn(activityIn(activity, context), context, event.settings, event.recorded);
+}
+
+/**
+ * The decision before the message is durable, from the session as it is now (may refuse it): the same policy the
+ * machine applies on ADMIT, so `send()` knows the status to record and refuses before writing.
+ */
+export function admissionFor(snapshot: SessionSnapshot, settings: QueueSettings): Admission {
+  return admissionIn(activityOf(snapshot), snapshot.context, settings);
+}
+
+/** The oldest queued message the decision drops for the cap, and its summary when the cap summarizes. */
+function droppedBy(admission: AppliedAdmission, context: SessionContext): Admitted['dropped'] {
+  const dropsOldest = 'dropOldest' in admission && admission.dropOldest;
+  const oldest = dropsOldest ? context.queue[0] : undefined;
+  if (oldest === undefined) return undefined;
+  const summarize = 'summarize' in admission && admission.summarize;
+  return { messageId: oldest.messageId, summary: summarize ? summarizeMessage(oldest.text) : null };
+}
+
+/** Queue the message at the back (the cap may drop the oldest); an idle session sets its drain deadline. */
+function queueMessage(
+  context: SessionContext,
+  event: AdmitEvent,
+  admission: AppliedAdmission,
+  place: AdmitPlace,
+): SessionContext {
+  const dropped = droppedBy(admission, context);
+  const accepted = accept(context, event.item.messageId, event.at, event.remember);
+  const item = admission.kind === 'steer' ? { ...event.item, mode: 'followup' as const } : event.item;
+  const summary = dropped?.summary ?? null;
+  const next = enqueue(accepted, item, dropped !== undefined, summary, event.settings.cap);
+  return place === 'idle' ? { ...next, drainAt: drainAtFor(next, event.at) } : next;
+}
+
+/**
+ * Put an interrupting message at the head of the queue. Idle, it drains at once; with a run, it runs as soon as the
+ * interrupted run ends (until `waitMs`); a paused run only ends (its lane turn records the end).
+ */
+function interrupt(context: SessionContext, event: AdmitEvent, place: AdmitPlace): SessionContext {
+  const accepted = accept(context, event.item.messageId, event.at, event.remember);
+  const queue = [event.item, ...context.queue];
+  if (place === 'idle') return { ...accepted, queue, interruptUntil: event.at, drainAt: event.at };
+  const next = { ...accepted, queue, lastEnqueuedAt: event.at, interruptUntil: event.at + event.waitMs };
+  return place === 'running'
+    ? next
+    : continueRun(next, { status: 'interrupted', reason: 'interrupted by a new message' });
+}
+
+/** The context after admission changed it, before the outcome is recorded. */
+function changedBy(
+  context: SessionContext,
+  event: AdmitEvent,
+  admission: AppliedAdmission,
+  place: AdmitPlace,
+  runId: () => string,
+): SessionContext {
+  switch (admission.kind) {
+    case 'start': {
+      const accepted = accept(context, event.item.messageId, event.at, event.remember);
+      return beginRun(accepted, runId(), [event.item], event.at);
+    }
+    case 'steer':
+      return admission.alsoQueue
+        ? queueMessage(context, event, admission, place)
+        : accept(context, event.item.messageId, event.at, event.remember);
+    case 'enqueue':
+      return queueMessage(context, event, admission, place);
+    case 'interrupt':
+      return interrupt(context, event, place);
+  }
+}
+
+/** What `send()` answers for a decision, before a drain may take the message into a run. */
+function dispositionOf(admission: AppliedAdmission): Admitted['disposition'] {
+  switch (admission.kind) {
+    case 'start':
+      return 'started';
+    case 'steer':
+      return 'steered';
+    case 'interrupt':
+      return 'interrupted';
+    case 'enqueue':
+      return admission.disposition;
+  }
+}
+
+/** Where the message stands in `context`: its queue position, or the run it is in (or was steered into). */
+function standing(context: SessionContext, messageId: string, steered: boolean) {
+  const index = context.queue.findIndex((queued) => queued.messageId === messageId);
+  const inRun = context.run?.messageIds.includes(messageId) === true;
+  const runId = steered || inRun ? context.run?.runId : undefined;
+  return {
+    ...(index < 0 ? {} : { position: index + 1 }),
+    ...(runId === undefined ? {} : { runId }),
+    inRun,
+  };
+}
+
+/**
+ * Apply the decision for a message ADMIT brings in a state of `activity` (at `place`), and record the outcome in
+ * `context.admitted`. `runId` names a run the message starts.
+ */
+export function applyAdmission(
+  context: SessionContext,
+  event: AdmitEvent,
+  activity: AdmitActivity,
+  place: AdmitPlace,
+  runId: () => string,
+): SessionContext {
+  const admission = admissionOf(activity, context, event);
+  const dropped = droppedBy(admission, context);
+  const next = changedBy(context, event, admission, place, runId);
+  const { messageId } = event.item;
+  const { inRun, ...where } = standing(next, messageId, admission.kind === 'steer');
+  const disposition = inRun && admission.kind !== 'steer' ? 'started' : dispositionOf(admission);
+  const outcome: Admitted = {
+    messageId,
+    kind: admission.kind,
+    disposition,
+    ...where,
+    ...(dropped === undefined ? {} : { dropped }),
+  };
+  return { ...next, admitted: outcome };
+}
+
+/**
+ * After a drain took the next run: the last admitted message, when it is in that run and was not in one yet,
+ * now answers `started` with the run's id (an ADMIT that let the queue drain at once started its message).
+ */
+export function settleAdmitted(context: SessionContext): SessionContext {
+  const { admitted: last, run } = context;
+  if (last === undefined || run === null || last.runId !== undefined) return context;
+  if (!run.messageIds.includes(last.messageId)) return context;
+  const started: Admitted = {
+    messageId: last.messageId,
+    kind: last.kind,
+    disposition: 'started',
+    runId: run.runId,
+    ...(last.dropped === undefined ? {} : { dropped: last.dropped }),
+  };
+  return { ...context, admitted: started };
+}

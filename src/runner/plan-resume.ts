@@ -1,0 +1,112 @@
+import type { PlanRecord, RunRecord } from '../ledger/index.js';
+import { buildPlanGraph } from '../plans/plan-graph.js';
+import type { Plan, PlanOptions } from '../plans/plan-schema.js';
+import type { StepResult } from '../plans/step-result.js';
+import { cancelledError } from '../plans/step-runner.js';
+import { planStepIds, rootStepId } from '../plans/step-ids.js';
+import { runPlanSegment, type PlanRunResult } from './plan-run.js';
+import type { SessionScope } from './session-scope.js';
+import { holdingSession } from './plan-start.js';
+
+/** A paused plan run and the operator's decisions on it (already validated). */
+export interface PlanDecisions {
+  readonly record: PlanRecord;
+  readonly run: RunRecord;
+  readonly plan: Plan;
+  readonly options: PlanOptions;
+  readonly stepIds: readonly string[];
+  readonly reject: readonly string[];
+}
+
+/**
+ * Resume a paused plan run with the operator's decisions: record them, hold the session as running again, then
+ * run the plan on in the session lane where it stopped. A second resume of the same pause is refused meanwhile.
+ */
+export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions): Promise<PlanRunResult> {
+  const { services, control, work } = scope;
+  const { ledger } = services;
+  const { record, run, plan, options, stepIds } = decided;
+  const { runId } = run;
+  work.resumingPlans.add(runId);
+  try {
+    const previous: StepResult[] = await ledger.listStepResults(runId);
+    const compensations = await ledger.listCompensations(runId);
+    const writes = recordDecisions(scope, decided, previous);
+    writes.push(ledger.setRunStatus(runId, 'running'));
+    await resumeHold(scope, runId, writes);
+    const segment = {
+      runId,
+      plan,
+      graph: buildPlanGraph(plan),
+      options,
+      approved: new Set([...record.approvedSteps, ...stepIds]),
+      previous,
+      nextResult: previous.length + 1,
+      nextCompensation: compensations.length + 1,
+      startedAt: run.startedAt,
+    };
+    return await holdingSession(control, runId, () =>
+      services.sessionLane.run(control.key, () => runPlanSegment(scope, segment)),
+    );
+  } finally {
+    work.resumingPlans.delete(runId);
+  }
+}
+
+/**
+ * Record the operator's decisions on a paused plan: the approvals, the rejected steps (failed `cancelled`, added
+ * to `previous`) and an `approval.resolved` event for each. Returns the writes.
+ */
+function recordDecisions(
+  scope: SessionScope,
+  decided: PlanDecisions,
+  previous: StepResult[],
+): Promise<void>[] {
+  const { ledger, clock } = scope.services;
+  const { plan, stepIds, reject } = decided;
+  const { runId } = decided.run;
+  const ids = planStepIds(plan);
+  const done = new Set(previous.map((result) => result.stepId));
+  const now = clock.now();
+  const toolOf = (id: string) => plan.steps.find((step) => step.id === rootStepId(id, ids))?.tool ?? '';
+  const writes = [ledger.approvePlanSteps(runId, [...stepIds])];
+  for (const id of reject.filter((stepId) => !done.has(stepId))) {
+    const rejected: StepResult = {
+      stepId: id,
+      success: false,
+      error: cancelledError('rejected by the operator'),
+      metadata: { executionTime: 0, retries: 0, startedAt: now },
+    };
+    previous.push(rejected);
+    writes.push(ledger.putStepResult({ ...rejected, runId, seq: previous.length, recordedAt: now }));
+  }
+  for (const [decision, list] of [
+    ['approve', stepIds],
+    ['reject', reject],
+  ] as const) {
+    for (const id of list)
+      scope.control.emit({ type: 'approval.resolved', runId, toolCallId: id, tool: toolOf(id), decision });
+  }
+  return writes;
+}
+
+/**
+ * The session holds the plan as running again (messages still queue) before `run.resumed` is out; when the
+ * resume cannot be recorded, the plan holds the session paused as before.
+ */
+async function resumeHold(
+  scope: SessionScope,
+  runId: string,
+  writes: readonly Promise<void>[],
+): Promise<void> {
+  const { control } = scope;
+  const paused = control.pausedPlan();
+  control.holdPlan(runId);
+  control.emit({ type: 'run.resumed', runId, from: 'awaiting_approval' });
+  try {
+    await Promise.all(writes);
+  } catch (error) {
+    if (paused?.runId === runId) control.pausePlan(runId, paused.steps, scope.services.clock.now());
+    throw error;
+  }
+}

@@ -1,0 +1,41 @@
+import type { EventInput, PauseState } from '../core/events.js';
+import type { RunSummary } from './run-summary.js';
+
+/** A plan step a paused plan waits for, and its tool. */
+export interface PlanStepWait {
+  readonly stepId: string;
+  readonly tool: string;
+}
+
+/** A plan run the session holds paused: the steps it waits for. */
+export interface PausedPlan {
+  readonly runId: string;
+  readonly steps: readonly PlanStepWait[];
+}
+
+/**
+ * What plan runs, undo and operator decisions need of a live session, implemented above `runner/` over its actor:
+ * its events (delivered at once, not held for a run's adoption) and the machine events of plans and pauses.
+ */
+export interface SessionControl {
+  /** The session's key. */
+  readonly key: string;
+  /** Stamp, record and deliver an event on this session. */
+  emit(event: EventInput): void;
+  /** The run or plan run of this session that is paused now, and how. */
+  pausedRun(): { readonly runId: string; readonly state: PauseState } | undefined;
+  /** The plan run this session holds paused, if any. */
+  pausedPlan(): PausedPlan | undefined;
+  /** The session holds plan run `runId` as running (messages queue): `PLAN.HELD`. */
+  holdPlan(runId: string): void;
+  /** The session holds the plan paused on `steps` (`PLAN.PAUSED`), so its snapshot keeps it. */
+  pausePlan(runId: string, steps: readonly PlanStepWait[], at: number): void;
+  /** Persist the session's snapshot. */
+  persist(): Promise<void>;
+  /** The session lets the plan go, its queue drains (`PLAN.ENDED`, with the run's summary when it ended). */
+  releasePlan(runId: string, summary?: RunSummary): void;
+  /**
+   * A waiting call of the paused run was settled (`PAUSE.SETTLED`); returns the paused run and its state after.
+   */
+  settleCall(turn: number, position: number): { readonly runId?: string; readonly state?: PauseState };
+}
