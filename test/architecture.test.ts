@@ -99,7 +99,6 @@ const longFunctions: Record<string, string> = {
   'ledger/memory-tool-calls.ts#createMemoryToolCalls': 'TODO(issue 12): factory closing over its helpers',
   'policies/block-chunker.ts#createBlockChunker': 'TODO(issue 12): factory closing over its helpers',
   'providers/anthropic-wire.ts#createEventFolder': 'TODO(issue 12)',
-  'runner/model-call.ts#tryCandidate': 'TODO(issue 12): the attempt loop of one candidate model',
   'runtime/event-bus.ts#createEventBus': 'TODO(issue 12): factory closing over its helpers',
   'runtime/event-stream.ts#streamEvents': 'TODO(issue 12)',
 };

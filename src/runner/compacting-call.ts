@@ -16,20 +16,16 @@ export interface CompactionBudget {
 
 /** Ask the primary model for plain text: no tools, no events (a summary is not part of the answer). */
 async function summarize(context: RunContext, prompt: string): Promise<string> {
-  const { failover, signal, clock } = context;
-  const candidate = failover.candidates[0];
-  if (candidate === undefined) return '';
-  const pooled = failover.profiles.has(candidate.providerName);
+  const { signal } = context;
+  const { profiles, clock } = context.services;
+  const candidate = context.services.candidates[0];
+  const pooled = profiles.has(candidate.providerName);
   const profile = pooled
-    ? failover.profiles.next(candidate.providerName, candidate.model, new Set(), clock.now())
+    ? profiles.next(candidate.providerName, candidate.model, new Set(), clock.now())
     : undefined;
   // A provider with auth profiles is never called without one's credential.
   if (pooled && profile === undefined) {
-    const { soonest, missing } = failover.profiles.availability(
-      candidate.providerName,
-      candidate.model,
-      clock.now(),
-    );
+    const { soonest, missing } = profiles.availability(candidate.providerName, candidate.model, clock.now());
     if (soonest === undefined && missing.length > 0)
       throw new RuntimeError('provider_auth', missing.join('; '));
     throw new RuntimeError(
@@ -75,7 +71,7 @@ async function shrink(
       attempt: budget.compactions,
       messages: messages.length,
     });
-    const compacted = await context.compactor({
+    const compacted = await context.services.compactor({
       messages,
       summarize: (prompt) => summarize(context, prompt),
       signal: context.signal,

@@ -27,10 +27,10 @@ export function exhaustedCandidate(
   candidate: ModelCandidate,
   last: { reason: FailureReason; message: string } | undefined,
 ): CandidateFailure {
-  const { soonest, missing } = context.failover.profiles.availability(
+  const { soonest, missing } = context.services.profiles.availability(
     candidate.providerName,
     candidate.model,
-    context.clock.now(),
+    context.services.clock.now(),
   );
   if (soonest === undefined) {
     const message = missing.length > 0 ? missing.join('; ') : `${candidate.providerName} has no auth profile`;
@@ -42,10 +42,10 @@ export function exhaustedCandidate(
 
 /** The soonest profile to come back over every candidate model, or undefined when none will. */
 export function soonestProfile(context: RunContext): CoolingWait | undefined {
-  const now = context.clock.now();
+  const now = context.services.clock.now();
   let best: CoolingWait | undefined;
-  for (const candidate of context.failover.candidates) {
-    const { soonest } = context.failover.profiles.availability(candidate.providerName, candidate.model, now);
+  for (const candidate of context.services.candidates) {
+    const { soonest } = context.services.profiles.availability(candidate.providerName, candidate.model, now);
     if (soonest === undefined || (best !== undefined && soonest.at >= best.until)) continue;
     best = { candidate, profileId: soonest.profileId, until: soonest.at, waitMs: soonest.at - now };
   }
@@ -59,7 +59,7 @@ export function soonestProfile(context: RunContext): CoolingWait | undefined {
  */
 export async function waitForCoolingProfile(context: RunContext): Promise<boolean> {
   const wait = soonestProfile(context);
-  if (wait === undefined || wait.waitMs > context.failover.maxWaitMs) return false;
+  if (wait === undefined || wait.waitMs > context.services.maxWaitMs) return false;
   context.emit({
     type: 'failover.waiting',
     runId: context.runId,
@@ -69,16 +69,16 @@ export async function waitForCoolingProfile(context: RunContext): Promise<boolea
     waitMs: wait.waitMs,
     until: wait.until,
   });
-  if (wait.waitMs > 0) await context.clock.sleep(wait.waitMs, context.signal);
+  if (wait.waitMs > 0) await context.services.clock.sleep(wait.waitMs, context.signal);
   return true;
 }
 
 /** The final error's message when a wait was beyond `failover.maxWaitMs`: says when and why it gave up. */
 export function beyondWaitMessage(context: RunContext, message: string): string {
   const wait = soonestProfile(context);
-  if (wait === undefined || wait.waitMs <= context.failover.maxWaitMs) return message;
+  if (wait === undefined || wait.waitMs <= context.services.maxWaitMs) return message;
   return (
     `${message}; the soonest profile (${wait.profileId}) is back in ${wait.waitMs} ms, ` +
-    `beyond failover.maxWaitMs (${context.failover.maxWaitMs} ms)`
+    `beyond failover.maxWaitMs (${context.services.maxWaitMs} ms)`
   );
 }

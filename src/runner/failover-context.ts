@@ -1,4 +1,3 @@
-import type { Random } from '../core/ids.js';
 import type { ModelProvider, ProviderCredential, ThinkingLevel } from '../providers/model-provider.js';
 
 /** One model the run may use, in fallback order. */
@@ -57,16 +56,8 @@ export interface ProfileAvailability {
 /** What price a model has, per million tokens; undefined when unknown (counted as 0, and said so). */
 export type PriceLookup = (provider: string, model: string) => { input: number; output: number } | undefined;
 
-/** What the attempt loop needs besides the run's own context. */
-export interface FailoverContext {
-  readonly candidates: readonly ModelCandidate[];
-  readonly profiles: AuthProfilePool;
-  readonly prices: PriceLookup;
-  readonly random: Random;
-  /** Attempts at most, over every profile and model of one model call. */
-  readonly maxAttempts: number;
-  /** The longest a model call waits for a cooling profile when every profile of every model is cooling. */
-  readonly maxWaitMs: number;
+/** The failover state of one run: what its model calls change as the run goes. */
+export interface FailoverState {
   /** The thinking level to start from; lowered for the rest of the run on `thinking_unsupported`. */
   thinking: ThinkingLevel | undefined;
   /** Cost of the run so far. */

@@ -20,6 +20,7 @@ import {
   type CandidateFailure,
 } from './cooling-wait.js';
 import type { ModelCandidate, PickedProfile } from './failover-context.js';
+import { reportCost } from './model-cost.js';
 import { streamModelTurn, type ModelTurn, type RunText } from './model-turn.js';
 import type { RunContext } from './run-context.js';
 
@@ -31,6 +32,9 @@ function lowered(level: ThinkingLevel | undefined): ThinkingLevel | undefined {
   return index <= 0 ? undefined : thinkingLevels[index - 1];
 }
 
+/** What a failed attempt tells the failure classifier. */
+type AttemptFailure = NonNullable<ReturnType<typeof failureOf>>;
+
 function failureOf(error: unknown) {
   if (!(error instanceof ProviderError)) return undefined;
   return { status: error.status, code: error.code, message: error.message, retryAfterMs: error.retryAfterMs };
@@ -38,7 +42,7 @@ function failureOf(error: unknown) {
 
 /** The error a model call ends the run with, its message scrubbed of secrets. */
 function finalError(context: RunContext, reason: FailureReason, message: string): RuntimeError {
-  return new RuntimeError(errorCodeFor(reason), context.failover.profiles.scrub(message), {
+  return new RuntimeError(errorCodeFor(reason), context.services.profiles.scrub(message), {
     details: { reason },
   });
 }
@@ -56,13 +60,13 @@ export async function callModel(
   messages: readonly ModelMessage[],
   runText: RunText,
 ): Promise<ModelTurn> {
-  const { failover, signal } = context;
+  const { signal } = context;
   const attempts = { count: 0 };
   for (;;) {
     const outcome = await tryCandidates(context, messages, runText, attempts);
     if ('turn' in outcome) return outcome.turn;
     if (signal.aborted) throw abortReason(signal);
-    const mayWait = outcome.everyCooling && attempts.count < failover.maxAttempts;
+    const mayWait = outcome.everyCooling && attempts.count < context.services.maxAttempts;
     if (mayWait && (await waitForCoolingProfile(context))) continue;
     const message = outcome.everyCooling ? beyondWaitMessage(context, outcome.message) : outcome.message;
     throw finalError(context, outcome.reason, message);
@@ -76,17 +80,17 @@ async function tryCandidates(
   runText: RunText,
   attempts: { count: number },
 ): Promise<{ turn: ModelTurn } | (CandidateFailure & { everyCooling: boolean })> {
-  const { failover } = context;
+  const { candidates, maxAttempts } = context.services;
   let last: CandidateFailure = { reason: 'unknown', message: 'no model was tried', cooling: false };
   let everyCooling = true;
-  for (const [index, candidate] of failover.candidates.entries()) {
+  for (const [index, candidate] of candidates.entries()) {
     const outcome = await tryCandidate(context, candidate, messages, runText, () => ++attempts.count);
     if ('turn' in outcome) return outcome;
     last = outcome;
     everyCooling &&= outcome.cooling;
-    const next = failover.candidates[index + 1];
+    const next = candidates[index + 1];
     if (next === undefined) break;
-    if (attempts.count >= failover.maxAttempts) return { ...outcome, everyCooling: false };
+    if (attempts.count >= maxAttempts) return { ...outcome, everyCooling: false };
     context.emit({
       type: 'failover.fallback',
       runId: context.runId,
@@ -102,6 +106,28 @@ async function tryCandidates(
 
 type CandidateOutcome = { turn: ModelTurn } | CandidateFailure;
 
+/** Where the attempts at one candidate model stand: its current profile, the profiles tried, the retries spent. */
+interface CandidateAttempts {
+  readonly candidate: ModelCandidate;
+  readonly tried: Set<string>;
+  profile: PickedProfile | undefined;
+  retries: number;
+}
+
+/** The candidate's next available auth profile not tried yet (the session's preferred one first). */
+function nextProfile(context: RunContext, state: CandidateAttempts): PickedProfile | undefined {
+  const { candidate, tried } = state;
+  const now = context.services.clock.now();
+  return context.services.profiles.next(
+    candidate.providerName,
+    candidate.model,
+    tried,
+    now,
+    context.failover.preferredProfile,
+  );
+}
+
+/** Attempts at one candidate model until a turn, a failure that moves on to the next model, or a final error. */
 async function tryCandidate(
   context: RunContext,
   candidate: ModelCandidate,
@@ -109,85 +135,118 @@ async function tryCandidate(
   runText: RunText,
   countAttempt: () => number,
 ): Promise<CandidateOutcome> {
-  const { failover, signal, clock } = context;
-  const pooled = failover.profiles.has(candidate.providerName);
-  const tried = new Set<string>();
-  let retries = 0;
-  let profile = pooled
-    ? failover.profiles.next(
-        candidate.providerName,
-        candidate.model,
-        tried,
-        clock.now(),
-        failover.preferredProfile,
-      )
-    : undefined;
-  if (pooled && profile === undefined) return exhaustedCandidate(context, candidate, undefined);
+  const { services, signal } = context;
+  const pooled = services.profiles.has(candidate.providerName);
+  const state: CandidateAttempts = { candidate, tried: new Set(), profile: undefined, retries: 0 };
+  if (pooled) state.profile = nextProfile(context, state);
+  if (pooled && state.profile === undefined) return exhaustedCandidate(context, candidate, undefined);
   for (;;) {
-    if (countAttempt() > failover.maxAttempts)
-      return { reason: 'unknown', message: `gave up after ${failover.maxAttempts} attempts`, cooling: false };
+    if (countAttempt() > services.maxAttempts)
+      return { reason: 'unknown', message: `gave up after ${services.maxAttempts} attempts`, cooling: false };
     try {
-      const credential = profile?.credential();
-      const turn = await streamModelTurn(context, messages, runText, {
-        provider: candidate.provider,
-        model: candidate.model,
-        thinking: failover.thinking,
-        credential,
-      });
-      if (profile !== undefined) failover.profiles.succeeded(profile.id, clock.now());
-      reportCost(context, candidate, profile, turn);
-      return { turn };
+      return { turn: await attemptCandidate(context, state, messages, runText) };
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
       const failure = failureOf(error);
       if (failure === undefined) throw error;
-      const reason = classifyFailure(failure);
-      const message = failover.profiles.scrub(failure.message);
-      if (reason === 'context_overflow' || reason === 'format' || reason === 'aborted') {
-        throw finalError(context, reason, message);
-      }
-      if (reason === 'model_not_found') return { reason, message, cooling: false };
-      if (reason === 'thinking_unsupported') {
-        const next = lowered(failover.thinking);
-        if (failover.thinking === undefined) return { reason, message, cooling: false };
-        context.emit({
-          type: 'thinking.lowered',
-          runId: context.runId,
-          model: candidate.model,
-          from: failover.thinking,
-          to: next ?? 'off',
-        });
-        failover.thinking = next;
-        continue;
-      }
-      if (profile !== undefined && rotatesProfile(reason)) {
-        coolDown(context, candidate, profile, reason, failure.retryAfterMs);
-        tried.add(profile.id);
-        const next = failover.profiles.next(
-          candidate.providerName,
-          candidate.model,
-          tried,
-          clock.now(),
-          failover.preferredProfile,
-        );
-        context.emit({
-          type: 'failover.rotated',
-          runId: context.runId,
-          provider: candidate.providerName,
-          model: candidate.model,
-          fromProfile: profile.id,
-          ...(next === undefined ? {} : { toProfile: next.id }),
-          reason,
-        });
-        if (next === undefined) return exhaustedCandidate(context, candidate, { reason, message });
-        profile = next;
-        continue;
-      }
-      if (retries >= transientRetries) return { reason, message, cooling: false };
-      const delay = retryAfterDelay(failure.retryAfterMs, backoffDelay(retries++, failover.random));
-      await clock.sleep(delay, signal);
+      const ended = await recoverFrom(context, state, failure);
+      if (ended !== undefined) return ended;
     }
   }
+}
+
+/** One attempt with the candidate's current profile; a success clears the profile's failures and reports cost. */
+async function attemptCandidate(
+  context: RunContext,
+  state: CandidateAttempts,
+  messages: readonly ModelMessage[],
+  runText: RunText,
+): Promise<ModelTurn> {
+  const { candidate, profile } = state;
+  const turn = await streamModelTurn(context, messages, runText, {
+    provider: candidate.provider,
+    model: candidate.model,
+    thinking: context.failover.thinking,
+    credential: profile?.credential(),
+  });
+  if (profile !== undefined) context.services.profiles.succeeded(profile.id, context.services.clock.now());
+  reportCost(context, candidate, profile, turn);
+  return turn;
+}
+
+/**
+ * What a failed attempt leads to: a final error (thrown), a failure that ends the candidate (returned), or
+ * undefined to try again (thinking lowered, next profile, or after a backoff).
+ */
+async function recoverFrom(
+  context: RunContext,
+  state: CandidateAttempts,
+  failure: AttemptFailure,
+): Promise<CandidateFailure | undefined> {
+  const reason = classifyFailure(failure);
+  const message = context.services.profiles.scrub(failure.message);
+  if (reason === 'context_overflow' || reason === 'format' || reason === 'aborted') {
+    throw finalError(context, reason, message);
+  }
+  if (reason === 'model_not_found') return { reason, message, cooling: false };
+  if (reason === 'thinking_unsupported') return lowerThinking(context, state.candidate, message);
+  if (state.profile !== undefined && rotatesProfile(reason)) {
+    return rotateProfile(context, state, state.profile, {
+      reason,
+      message,
+      retryAfterMs: failure.retryAfterMs,
+    });
+  }
+  if (state.retries >= transientRetries) return { reason, message, cooling: false };
+  const delay = retryAfterDelay(failure.retryAfterMs, backoffDelay(state.retries++, context.services.random));
+  await context.services.clock.sleep(delay, context.signal);
+  return undefined;
+}
+
+/** Lower the run's thinking level one step (announced); a failure when the run asked for no thinking at all. */
+function lowerThinking(
+  context: RunContext,
+  candidate: ModelCandidate,
+  message: string,
+): CandidateFailure | undefined {
+  const { failover } = context;
+  const next = lowered(failover.thinking);
+  if (failover.thinking === undefined) return { reason: 'thinking_unsupported', message, cooling: false };
+  context.emit({
+    type: 'thinking.lowered',
+    runId: context.runId,
+    model: candidate.model,
+    from: failover.thinking,
+    to: next ?? 'off',
+  });
+  failover.thinking = next;
+  return undefined;
+}
+
+/** Cool the failed profile and move on to the candidate's next one (announced); a failure when none is left. */
+function rotateProfile(
+  context: RunContext,
+  state: CandidateAttempts,
+  profile: PickedProfile,
+  failed: { reason: FailureReason; message: string; retryAfterMs: number | undefined },
+): CandidateFailure | undefined {
+  const { candidate } = state;
+  const { reason, message } = failed;
+  coolDown(context, candidate, profile, reason, failed.retryAfterMs);
+  state.tried.add(profile.id);
+  const next = nextProfile(context, state);
+  context.emit({
+    type: 'failover.rotated',
+    runId: context.runId,
+    provider: candidate.providerName,
+    model: candidate.model,
+    fromProfile: profile.id,
+    ...(next === undefined ? {} : { toProfile: next.id }),
+    reason,
+  });
+  if (next === undefined) return exhaustedCandidate(context, candidate, { reason, message });
+  state.profile = next;
+  return undefined;
 }
 
 function coolDown(
@@ -197,8 +256,8 @@ function coolDown(
   reason: FailureReason,
   retryAfterMs: number | undefined,
 ): void {
-  const now = context.clock.now();
-  const until = context.failover.profiles.failed(profile.id, {
+  const now = context.services.clock.now();
+  const until = context.services.profiles.failed(profile.id, {
     reason,
     model: candidate.model,
     now,
@@ -214,30 +273,4 @@ function coolDown(
       model: candidate.model,
     });
   }
-}
-
-function reportCost(
-  context: RunContext,
-  candidate: ModelCandidate,
-  profile: PickedProfile | undefined,
-  turn: ModelTurn,
-): void {
-  const price = context.failover.prices(candidate.providerName, candidate.model);
-  const cost =
-    price === undefined
-      ? 0
-      : (turn.usage.inputTokens * price.input + turn.usage.outputTokens * price.output) / 1e6;
-  context.failover.cost += cost;
-  context.emit({
-    type: 'cost.updated',
-    runId: context.runId,
-    provider: candidate.providerName,
-    model: candidate.model,
-    ...(profile === undefined ? {} : { profileId: profile.id }),
-    inputTokens: turn.usage.inputTokens,
-    outputTokens: turn.usage.outputTokens,
-    cost,
-    cumulativeCost: context.failover.cost,
-    priced: price !== undefined,
-  });
 }

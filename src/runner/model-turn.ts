@@ -42,7 +42,8 @@ export async function streamModelTurn(
   target: ModelTarget,
 ): Promise<ModelTurn> {
   const { runId, signal } = context;
-  const chunker = createBlockChunker(context.blocks);
+  const { system } = context.services;
+  const chunker = createBlockChunker(context.services.blocks);
   const toolCalls: ToolCall[] = [];
   let text = '';
   let inputTokens = 0;
@@ -52,7 +53,7 @@ export async function streamModelTurn(
     model: target.model,
     messages,
     tools: context.tools.specs,
-    ...(context.system === undefined ? {} : { system: context.system }),
+    ...(system === undefined ? {} : { system }),
     ...(target.thinking === undefined ? {} : { thinking: target.thinking }),
   };
   const options = target.credential === undefined ? { signal } : { signal, credential: target.credential };

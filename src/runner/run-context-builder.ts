@@ -1,5 +1,4 @@
 import type { TurnRecord } from '../ledger/ledger.js';
-import { createApprovalGate } from './approval-gate.js';
 import type { CompensationDraft, RunContext, RunResume } from './run-context.js';
 import type { RunScope } from './run-scope.js';
 import { writeInBackground } from './run-services.js';
@@ -22,31 +21,20 @@ export function buildRunContext(
   const scrub = services.profiles.scrub;
   let index = counters.turnIndex;
   return {
+    services,
     runId: run.runId,
     sessionKey,
     prompt: run.prompt,
     messageIds: run.messageIds,
     history: [],
+    tools: services.toolsFor(sessionKey),
+    signal: request.signal,
+    steering: request.steering,
     failover: {
-      candidates: services.candidates,
-      profiles: services.profiles,
-      prices: services.prices,
-      random: services.random,
-      maxAttempts: services.maxAttempts,
-      maxWaitMs: services.maxWaitMs,
       thinking: services.thinking,
       cost: resume?.cost ?? 0,
       ...(run.preferredProfile === undefined ? {} : { preferredProfile: run.preferredProfile }),
     },
-    compactor: services.compactor,
-    ...(services.system === undefined ? {} : { system: services.system }),
-    tools: services.toolsFor(sessionKey),
-    limits: services.limits,
-    blocks: services.blocks,
-    signal: request.signal,
-    clock: services.clock,
-    steering: request.steering,
-    approvals: createApprovalGate(services.ledger, sessionKey, run.runId, services.alwaysApprove),
     ...(resume === undefined ? {} : { resume }),
     emit: (event) => port.emit(scrubEventError(event, scrub)),
     setPhase: request.setPhase,

@@ -1,12 +1,10 @@
-import type { Clock } from '../core/clock.js';
 import type { ErrorInfo } from '../core/errors.js';
 import type { EventInput, PauseState, RunStatus } from '../core/events.js';
 import type { ModelMessage, ToolCall, Usage } from '../providers/model-provider.js';
-import type { Tool } from '../tools/define-tool.js';
-import type { Compactor } from './compaction.js';
-import type { FailoverContext } from './failover-context.js';
+import type { FailoverState } from './failover-context.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { TurnRecord } from '../ledger/ledger.js';
+import type { RunServices } from './run-services.js';
 import type { SteerInbox } from './steer-inbox.js';
 
 /** Where a run stands; the session actor mirrors it to decide what a new message does. */
@@ -27,8 +25,13 @@ export interface RunLimits {
 /** A transcript entry before the runtime stamps session, run, index and time on it. */
 export type TurnDraft = Omit<TurnRecord, 'sessionKey' | 'runId' | 'index' | 'at'>;
 
-/** Everything one run of the turn loop needs; capabilities come in, nothing is global. */
+/**
+ * What one run of the turn loop holds of its own (ids, prompt, signal, steering, resume state, failover state,
+ * the session's event sink); everything shared comes from `services`.
+ */
 export interface RunContext {
+  /** The one bag of services every run shares (ledger, clock, models, limits, compactor, ...). */
+  readonly services: RunServices;
   readonly runId: string;
   readonly sessionKey: string;
   /** The user turn that starts the run (a message's text, or the collect prompt). */
@@ -36,19 +39,12 @@ export interface RunContext {
   readonly messageIds: readonly string[];
   /** The session's earlier conversation. */
   readonly history: readonly ModelMessage[];
-  readonly system?: string;
-  /** The models to call, in fallback order, with their auth profiles, prices and attempt budget. */
-  readonly failover: FailoverContext;
-  /** Shrinks the conversation on a context overflow. */
-  readonly compactor: Compactor;
+  /** The tools this session's runs may call, resolved once when the run starts. */
   readonly tools: ToolRegistry;
-  readonly limits: RunLimits;
-  readonly blocks: { readonly minChars: number; readonly maxChars: number };
   readonly signal: AbortSignal;
-  readonly clock: Clock;
   readonly steering: SteerInbox;
-  /** Decides whether a call of a tool must wait for an operator (risk, config, remembered approvals). */
-  readonly approvals: ApprovalGate;
+  /** What changes as the run goes: its thinking level, its cost, its preferred auth profile. */
+  readonly failover: FailoverState;
   /** Set when the run continues after a pause: where it stood and how its paused batch was settled. */
   readonly resume?: RunResume;
   emit(event: EventInput): void;
@@ -58,11 +54,6 @@ export interface RunContext {
   compensate(entry: CompensationDraft): void;
   /** The resumed batch's results went back to the model (in call order). */
   settleResumed?(results: readonly ToolResultDraft[]): void;
-}
-
-/** Whether a tool's call must wait for an operator. */
-export interface ApprovalGate {
-  needsApproval(tool: Tool): Promise<boolean>;
 }
 
 /** What a compensation records: the call, its arguments and its output. */

@@ -56,7 +56,7 @@ export async function runToolBatch(
       }
     }
   };
-  const workers = Math.max(1, Math.min(context.limits.parallelToolCalls, entries.length));
+  const workers = Math.max(1, Math.min(context.services.limits.parallelToolCalls, entries.length));
   await Promise.all(Array.from({ length: workers }, worker));
   if (context.signal.aborted) throw abortReason(context.signal);
   if (failures.length > 0) {

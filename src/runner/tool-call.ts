@@ -4,6 +4,7 @@ import type { ToolCall } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import { executeTool } from '../tools/execute-tool.js';
 import { resolveTool } from '../tools/resolve-tool.js';
+import { toolNeedsApproval } from './approval-gate.js';
 import type { RunContext } from './run-context.js';
 
 /** The result of one tool call as it goes back to the model. */
@@ -87,7 +88,7 @@ export async function executeToolCall(
   const { tool } = resolved;
   // A deferred tool never asks for approval: whoever supplies its result decides what it does.
   if (tool.execute === undefined) return { call, needs: 'deferred' };
-  if (options.approved !== true && (await context.approvals.needsApproval(tool))) {
+  if (options.approved !== true && (await toolNeedsApproval(context, tool))) {
     return { call, needs: 'approval' };
   }
   called();
@@ -103,8 +104,8 @@ async function runToolCall(
   const { runId, signal } = context;
   const outcome = await executeTool(tool, args, {
     signal,
-    clock: context.clock,
-    random: context.failover.random,
+    clock: context.services.clock,
+    random: context.services.random,
     call: { toolCallId: call.id, sessionKey: context.sessionKey, runId },
   });
   if (!outcome.ok) {

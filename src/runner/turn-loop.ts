@@ -35,7 +35,7 @@ function startState(context: RunContext): LoopState {
   if (resume !== undefined) {
     return {
       messages: [...resume.messages],
-      runText: { text: resume.text, blockIndex: countBlocks(resume.assistantTexts, context.blocks) },
+      runText: { text: resume.text, blockIndex: countBlocks(resume.assistantTexts, context.services.blocks) },
       usage: { ...resume.usage },
       compaction: { compactions: 0, truncated: false },
       toolTurns: resume.toolTurns,
@@ -141,10 +141,10 @@ export async function runTurnLoop(context: RunContext): Promise<RunOutcome | Run
     ...(error === undefined ? {} : { error }),
   });
   const overBudget = (): RunOutcome | undefined =>
-    state.corrections > context.limits.toolCorrectionBudget
+    state.corrections > context.services.limits.toolCorrectionBudget
       ? end('failed', {
           code: 'tool_failed',
-          message: `more than ${context.limits.toolCorrectionBudget} invalid tool calls`,
+          message: `more than ${context.services.limits.toolCorrectionBudget} invalid tool calls`,
         })
       : undefined;
   try {
@@ -170,10 +170,10 @@ export async function runTurnLoop(context: RunContext): Promise<RunOutcome | Run
           context.emit({ type: 'assistant.final', runId: context.runId, text: turn.text });
         return end('completed');
       }
-      if (state.toolTurns >= context.limits.maxToolTurns) {
+      if (state.toolTurns >= context.services.limits.maxToolTurns) {
         return end('failed', {
           code: 'turn_limit',
-          message: `the model asked for tools more than ${context.limits.maxToolTurns} times`,
+          message: `the model asked for tools more than ${context.services.limits.maxToolTurns} times`,
         });
       }
       state.toolTurns++;
