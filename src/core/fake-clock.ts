@@ -115,88 +115,100 @@ class TimerHeap {
   }
 }
 
-/** Create a fake clock starting at `options.now` (default 0); its handles are numbers. */
-export function fakeClock(options: FakeClockOptions = {}): FakeClock {
-  let current = options.now ?? 0;
-  let nextId = 1;
+/** The state of a fake clock: its time, its timers and the queue that runs `advance`/`runAll` calls in turn. */
+class FakeTimers {
+  current: number;
+  private nextId = 1;
   // Cleared timers stay in the heap (lazy deletion) and are skipped; `active` is the truth.
-  const heap = new TimerHeap();
-  const active = new Map<number, Timer>();
-  let queue: Promise<void> = Promise.resolve();
+  private readonly heap = new TimerHeap();
+  readonly active = new Map<number, Timer>();
+  private queue: Promise<void> = Promise.resolve();
 
-  const setTimer = (callback: () => void, ms: number): number => {
+  constructor(now: number) {
+    this.current = now;
+  }
+
+  set(callback: () => void, ms: number): number {
     const delay = Number.isNaN(ms) || ms < 0 ? 0 : ms;
-    const timer: Timer = { id: nextId++, due: current + delay, callback };
-    active.set(timer.id, timer);
-    heap.push(timer);
+    const timer: Timer = { id: this.nextId++, due: this.current + delay, callback };
+    this.active.set(timer.id, timer);
+    this.heap.push(timer);
     return timer.id;
-  };
+  }
 
-  const clearTimer = (handle: unknown): void => {
-    if (typeof handle !== 'number' || !active.delete(handle)) return;
-    if (heap.items.length > 64 && heap.items.length > active.size * 2) heap.rebuild(active.values());
-  };
+  clear(handle: unknown): void {
+    if (typeof handle !== 'number' || !this.active.delete(handle)) return;
+    const size = this.heap.items.length;
+    if (size > 64 && size > this.active.size * 2) this.heap.rebuild(this.active.values());
+  }
+
+  advance(ms: number): Promise<void> {
+    if (!Number.isFinite(ms) || ms < 0) {
+      return Promise.reject(new RuntimeError('invalid_input', `advance needs ms >= 0, got ${ms}`));
+    }
+    return this.serialize(async () => {
+      const until = this.current + ms;
+      await this.fireDue(until, Number.POSITIVE_INFINITY);
+      this.current = Math.max(this.current, until);
+      await settle();
+    });
+  }
+
+  runAll(maxTimers: number): Promise<void> {
+    return this.serialize(() => this.fireDue(undefined, maxTimers));
+  }
 
   /** The earliest timer still scheduled, dropping cleared ones from the top of the heap. */
-  const nextTimer = (): Timer | undefined => {
-    for (let top = heap.peek(); top !== undefined; top = heap.peek()) {
-      if (active.has(top.id)) return top;
-      heap.pop();
+  private nextTimer(): Timer | undefined {
+    for (let top = this.heap.peek(); top !== undefined; top = this.heap.peek()) {
+      if (this.active.has(top.id)) return top;
+      this.heap.pop();
     }
     return undefined;
-  };
+  }
 
-  const fire = (timer: Timer): void => {
-    heap.pop();
-    active.delete(timer.id);
-    current = Math.max(current, timer.due);
+  private fire(timer: Timer): void {
+    this.heap.pop();
+    this.active.delete(timer.id);
+    this.current = Math.max(this.current, timer.due);
     timer.callback();
-  };
+  }
 
   /** Fire timers due at or before `until` (all when undefined), settling promises before and after each. */
-  const fireDue = async (until: number | undefined, maxTimers: number): Promise<void> => {
+  private async fireDue(until: number | undefined, maxTimers: number): Promise<void> {
     let fired = 0;
     await settle();
-    for (let timer = nextTimer(); timer !== undefined; timer = nextTimer()) {
+    for (let timer = this.nextTimer(); timer !== undefined; timer = this.nextTimer()) {
       // An infinite delay never fires, as on the system clock.
       if ((until !== undefined && timer.due > until) || timer.due === Number.POSITIVE_INFINITY) break;
       if (fired++ >= maxTimers) {
         throw new RuntimeError('internal', `fakeClock.runAll: more than ${maxTimers} timers fired`);
       }
-      fire(timer);
+      this.fire(timer);
       await settle();
     }
-  };
+  }
 
   // Calls run one after another so two un-awaited `advance` calls do not interleave their timers.
-  const serialize = (work: () => Promise<void>): Promise<void> => {
-    const run = queue.then(work);
-    queue = run.catch(() => undefined);
+  private serialize(work: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => undefined);
     return run;
-  };
+  }
+}
 
-  const advance = (ms: number): Promise<void> => {
-    if (!Number.isFinite(ms) || ms < 0) {
-      return Promise.reject(new RuntimeError('invalid_input', `advance needs ms >= 0, got ${ms}`));
-    }
-    return serialize(async () => {
-      const until = current + ms;
-      await fireDue(until, Number.POSITIVE_INFINITY);
-      current = Math.max(current, until);
-      await settle();
-    });
-  };
-
-  const runAll = (runOptions: RunAllOptions = {}): Promise<void> =>
-    serialize(() => fireDue(undefined, runOptions.maxTimers ?? defaultMaxTimers));
-
+/** Create a fake clock starting at `options.now` (default 0); its handles are numbers. */
+export function fakeClock(options: FakeClockOptions = {}): FakeClock {
+  const timers = new FakeTimers(options.now ?? 0);
+  const setTimer = (callback: () => void, ms: number): number => timers.set(callback, ms);
+  const clearTimer = (handle: unknown): void => timers.clear(handle);
   return {
-    now: () => current,
+    now: () => timers.current,
     setTimeout: setTimer,
     clearTimeout: clearTimer,
     sleep: sleepOn({ setTimeout: setTimer, clearTimeout: clearTimer }),
-    advance,
-    runAll,
-    pendingTimers: () => active.size,
+    advance: (ms) => timers.advance(ms),
+    runAll: (runOptions = {}) => timers.runAll(runOptions.maxTimers ?? defaultMaxTimers),
+    pendingTimers: () => timers.active.size,
   };
 }

@@ -1,7 +1,13 @@
 import { RuntimeError } from '../core/errors.js';
 import type { Perform } from './memory-perform.js';
 import { insertSorted, listFor } from './memory-sorted-lists.js';
-import { rememberOf, type ToolCallKey, type ToolCallRecord, type ToolCallStore } from './tool-call-store.js';
+import {
+  rememberOf,
+  type ToolCallKey,
+  type ToolCallRecord,
+  type ToolCallStore,
+  type ToolCallUpdate,
+} from './tool-call-store.js';
 
 /** The tool-call methods of the memory ledger, and what its `loadSession` reads of them. */
 export interface MemoryToolCalls {
@@ -16,68 +22,79 @@ const compareCalls = (left: ToolCallKey, right: ToolCallKey): number =>
 
 const keyText = (key: ToolCallKey): string => `("${key.runId}", ${key.turn}, ${key.position})`;
 
+/** The calls of a memory ledger, by run, and the runs with calls of each session. */
+interface CallTables {
+  readonly callsByRun: Map<string, ToolCallRecord[]>;
+  readonly runsBySession: Map<string, Set<string>>;
+}
+
+function findCall(
+  tables: CallTables,
+  key: ToolCallKey,
+): { list: ToolCallRecord[]; index: number } | undefined {
+  const list = tables.callsByRun.get(key.runId) ?? [];
+  const index = list.findIndex((record) => compareCalls(record, key) === 0);
+  return index === -1 ? undefined : { list, index };
+}
+
+function remembered(records: Iterable<ToolCallRecord>, memory: 'run' | 'session'): string[] {
+  const tools = new Set<string>();
+  for (const record of records) if (rememberOf(record.decision) === memory) tools.add(record.tool);
+  return [...tools].sort();
+}
+
+function putCalls(tables: CallTables, records: readonly ToolCallRecord[]): void {
+  // Check the whole batch first (against the store and itself) so a refused batch writes nothing.
+  const seen = new Set<string>();
+  for (const record of records) {
+    const text = keyText(record);
+    if (seen.has(text) || findCall(tables, record) !== undefined) {
+      throw new RuntimeError('invalid_input', `tool call ${text} is already recorded`, {
+        details: { runId: record.runId, turn: record.turn, position: record.position },
+      });
+    }
+    seen.add(text);
+  }
+  for (const record of records) {
+    insertSorted(
+      listFor(tables.callsByRun, record.runId),
+      structuredClone(record),
+      compareCalls,
+      'tool call',
+    );
+    let runs = tables.runsBySession.get(record.sessionKey);
+    if (runs === undefined) tables.runsBySession.set(record.sessionKey, (runs = new Set()));
+    runs.add(record.runId);
+  }
+}
+
+function updateCall(tables: CallTables, key: ToolCallKey, update: ToolCallUpdate): void {
+  const found = findCall(tables, key);
+  if (found === undefined) {
+    throw new RuntimeError('not_found', `no tool call ${keyText(key)} to update`, { details: { ...key } });
+  }
+  const { list, index } = found;
+  list[index] = {
+    ...(list[index] as ToolCallRecord),
+    status: update.status,
+    ...(update.decision === undefined ? {} : { decision: structuredClone(update.decision) }),
+    ...(update.result === undefined ? {} : { result: { ...update.result } }),
+    ...(update.resolvedAt === undefined ? {} : { resolvedAt: update.resolvedAt }),
+  };
+}
+
 /**
  * Keep the calls of paused batches in memory. Records are cloned on the way in and on the
  * way out (their args and results are arbitrary data), and replaced, never mutated, on update.
  */
 export function createMemoryToolCalls(perform: Perform): MemoryToolCalls {
-  const callsByRun = new Map<string, ToolCallRecord[]>();
-  const runsBySession = new Map<string, Set<string>>();
-
-  const findCall = (key: ToolCallKey): { list: ToolCallRecord[]; index: number } | undefined => {
-    const list = callsByRun.get(key.runId) ?? [];
-    const index = list.findIndex((record) => compareCalls(record, key) === 0);
-    return index === -1 ? undefined : { list, index };
-  };
-
-  const remembered = (records: Iterable<ToolCallRecord>, memory: 'run' | 'session'): string[] => {
-    const tools = new Set<string>();
-    for (const record of records) if (rememberOf(record.decision) === memory) tools.add(record.tool);
-    return [...tools].sort();
-  };
+  const tables: CallTables = { callsByRun: new Map(), runsBySession: new Map() };
+  const { callsByRun, runsBySession } = tables;
 
   const methods: ToolCallStore = {
-    putToolCalls: (records) =>
-      perform(() => {
-        // Check the whole batch first (against the store and itself) so a refused batch writes nothing.
-        const seen = new Set<string>();
-        for (const record of records) {
-          const text = keyText(record);
-          if (seen.has(text) || findCall(record) !== undefined) {
-            throw new RuntimeError('invalid_input', `tool call ${text} is already recorded`, {
-              details: { runId: record.runId, turn: record.turn, position: record.position },
-            });
-          }
-          seen.add(text);
-        }
-        for (const record of records) {
-          insertSorted(listFor(callsByRun, record.runId), structuredClone(record), compareCalls, 'tool call');
-          let runs = runsBySession.get(record.sessionKey);
-          if (runs === undefined) runsBySession.set(record.sessionKey, (runs = new Set()));
-          runs.add(record.runId);
-        }
-      }),
-
-    updateToolCall: (key, update) =>
-      perform(() => {
-        const found = findCall(key);
-        if (found === undefined) {
-          throw new RuntimeError('not_found', `no tool call ${keyText(key)} to update`, {
-            details: { ...key },
-          });
-        }
-        const { list, index } = found;
-        list[index] = {
-          ...(list[index] as ToolCallRecord),
-          status: update.status,
-          ...(update.decision === undefined ? {} : { decision: structuredClone(update.decision) }),
-          ...(update.result === undefined ? {} : { result: { ...update.result } }),
-          ...(update.resolvedAt === undefined ? {} : { resolvedAt: update.resolvedAt }),
-        };
-      }),
-
+    putToolCalls: (records) => perform(() => putCalls(tables, records)),
+    updateToolCall: (key, update) => perform(() => updateCall(tables, key, update)),
     listToolCalls: (runId) => perform(() => structuredClone(callsByRun.get(runId) ?? [])),
-
     rememberedTools: (sessionKey, runId) =>
       perform(() => {
         const runIds = [...(runsBySession.get(sessionKey) ?? [])];

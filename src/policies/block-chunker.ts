@@ -18,6 +18,77 @@ export interface BlockChunker {
   flush(): string[];
 }
 
+/** The state of one chunker: the text not yet emitted and what the last break left to do. */
+class Chunker implements BlockChunker {
+  private buffer = '';
+  private atLineStart = true;
+  private pendingTrim: PendingTrim = 'lines';
+  // Positions before this were already searched for a paragraph break.
+  private searchedTo = 0;
+
+  constructor(private readonly sizes: { readonly minChars: number; readonly maxChars: number }) {}
+
+  push(delta: string): string[] {
+    this.buffer += delta;
+    return this.buffer.length < this.sizes.minChars ? [] : this.drain(false);
+  }
+
+  flush(): string[] {
+    const blocks = this.drain(true);
+    this.applyPendingTrim();
+    const last = this.buffer.trimEnd();
+    if (last.trim() !== '') blocks.push(last);
+    this.buffer = '';
+    this.atLineStart = true;
+    this.pendingTrim = 'lines';
+    this.searchedTo = 0;
+    return blocks;
+  }
+
+  // Drop the whitespace a break left at the start of the buffer; false while that whitespace may still grow.
+  private applyPendingTrim(): boolean {
+    if (this.pendingTrim === 'none') return true;
+    const buffer = this.buffer;
+    const run = /^\s*/.exec(buffer)?.[0].length ?? 0;
+    if (run === buffer.length) return false;
+    const lastNewline = buffer.lastIndexOf('\n', run - 1);
+    const cut = lastNewline !== -1 && run > 0 ? lastNewline + 1 : this.pendingTrim === 'inline' ? run : 0;
+    if (lastNewline !== -1 && run > 0) this.atLineStart = true;
+    this.buffer = buffer.slice(cut);
+    this.pendingTrim = 'none';
+    this.searchedTo = Math.max(0, this.searchedTo - cut);
+    return true;
+  }
+
+  // The break to take now, or undefined when more text could still change the choice.
+  private nextBreak(final: boolean): Break | undefined {
+    const { buffer, atLineStart, sizes } = this;
+    if (final)
+      return buffer.length > sizes.maxChars ? findBreak(buffer, atLineStart, sizes, 'final') : undefined;
+    if (buffer.length >= sizes.maxChars + 2) return findBreak(buffer, atLineStart, sizes, 'complete');
+    // Below that only a paragraph break can be final: nothing better can come after it.
+    const found = buffer.indexOf('\n\n', Math.max(sizes.minChars - 1, this.searchedTo));
+    this.searchedTo = Math.max(this.searchedTo, buffer.length - 1);
+    if (found === -1 || found > sizes.maxChars) return undefined;
+    return findBreak(buffer, atLineStart, sizes, 'paragraph');
+  }
+
+  private drain(final: boolean): string[] {
+    const blocks: string[] = [];
+    while (this.applyPendingTrim() && this.buffer.length >= this.sizes.minChars) {
+      const chosen = this.nextBreak(final);
+      if (chosen === undefined) break;
+      const split = splitAt(this.buffer, chosen);
+      if (split.block.trim() !== '') blocks.push(split.block);
+      this.atLineStart = split.atLineStart;
+      this.buffer = split.rest;
+      this.pendingTrim = split.trim;
+      this.searchedTo = 0;
+    }
+    return blocks;
+  }
+}
+
 /**
  * Create a chunker that breaks text into blocks of `minChars`..`maxChars` characters at the best boundary:
  * paragraph, newline, sentence end, whitespace, else a hard break. A code fence is never split unless it is
@@ -35,70 +106,7 @@ export function createBlockChunker(options: BlockChunkerOptions = {}): BlockChun
       },
     );
   }
-  const sizes = { minChars, maxChars };
-  let buffer = '';
-  let atLineStart = true;
-  let pendingTrim: PendingTrim = 'lines';
-  // Positions before this were already searched for a paragraph break.
-  let searchedTo = 0;
-
-  // Drop the whitespace a break left at the start of the buffer; false while that whitespace may still grow.
-  const applyPendingTrim = (): boolean => {
-    if (pendingTrim === 'none') return true;
-    const run = /^\s*/.exec(buffer)?.[0].length ?? 0;
-    if (run === buffer.length) return false;
-    const lastNewline = buffer.lastIndexOf('\n', run - 1);
-    const cut = lastNewline !== -1 && run > 0 ? lastNewline + 1 : pendingTrim === 'inline' ? run : 0;
-    if (lastNewline !== -1 && run > 0) atLineStart = true;
-    buffer = buffer.slice(cut);
-    pendingTrim = 'none';
-    searchedTo = Math.max(0, searchedTo - cut);
-    return true;
-  };
-
-  // The break to take now, or undefined when more text could still change the choice.
-  const nextBreak = (final: boolean): Break | undefined => {
-    if (final) return buffer.length > maxChars ? findBreak(buffer, atLineStart, sizes, 'final') : undefined;
-    if (buffer.length >= maxChars + 2) return findBreak(buffer, atLineStart, sizes, 'complete');
-    // Below that only a paragraph break can be final: nothing better can come after it.
-    const found = buffer.indexOf('\n\n', Math.max(minChars - 1, searchedTo));
-    searchedTo = Math.max(searchedTo, buffer.length - 1);
-    if (found === -1 || found > maxChars) return undefined;
-    return findBreak(buffer, atLineStart, sizes, 'paragraph');
-  };
-
-  const drain = (final: boolean): string[] => {
-    const blocks: string[] = [];
-    while (applyPendingTrim() && buffer.length >= minChars) {
-      const chosen = nextBreak(final);
-      if (chosen === undefined) break;
-      const split = splitAt(buffer, chosen);
-      if (split.block.trim() !== '') blocks.push(split.block);
-      atLineStart = split.atLineStart;
-      buffer = split.rest;
-      pendingTrim = split.trim;
-      searchedTo = 0;
-    }
-    return blocks;
-  };
-
-  return {
-    push(delta) {
-      buffer += delta;
-      return buffer.length < minChars ? [] : drain(false);
-    },
-    flush() {
-      const blocks = drain(true);
-      applyPendingTrim();
-      const last = buffer.trimEnd();
-      if (last.trim() !== '') blocks.push(last);
-      buffer = '';
-      atLineStart = true;
-      pendingTrim = 'lines';
-      searchedTo = 0;
-      return blocks;
-    },
-  };
+  return new Chunker({ minChars, maxChars });
 }
 
 /**

@@ -147,83 +147,96 @@ export interface AnthropicEventFolder {
   end(): void;
 }
 
-/** Create a folder for one streamed message. */
-export function createEventFolder(): AnthropicEventFolder {
-  const toolBlocks = new Map<number, ToolBlock>();
-  let inputTokens = 0;
-  let outputTokens = 0;
-  let stopReason: string | null | undefined;
-  let stopped = false;
+type StreamEvent<Type extends RawMessageStreamEvent['type']> = Extract<RawMessageStreamEvent, { type: Type }>;
 
-  // The wire is untrusted: read the counts defensively, a proxy may leave fields out.
-  const countInput = (usage: Partial<Record<string, unknown>> | null | undefined): void => {
-    if (typeof usage?.['input_tokens'] !== 'number') return;
-    const cached = [usage['cache_creation_input_tokens'], usage['cache_read_input_tokens']];
-    inputTokens =
-      usage['input_tokens'] + cached.reduce<number>((sum, n) => sum + (typeof n === 'number' ? n : 0), 0);
-  };
+/** The state of one streamed message: its open tool blocks, its token counts and whether it stopped. */
+class EventFolder implements AnthropicEventFolder {
+  private readonly toolBlocks = new Map<number, ToolBlock>();
+  private inputTokens = 0;
+  private outputTokens = 0;
+  private stopReason: string | null | undefined;
+  private stopped = false;
 
-  const fold = (event: RawMessageStreamEvent): ModelPart[] => {
+  fold(event: RawMessageStreamEvent): ModelPart[] {
     switch (event.type) {
       case 'message_start':
-        countInput(event.message.usage as unknown as Record<string, unknown> | undefined);
-        outputTokens = event.message.usage?.output_tokens ?? outputTokens;
+        this.countInput(event.message.usage as unknown as Record<string, unknown> | undefined);
+        this.outputTokens = event.message.usage?.output_tokens ?? this.outputTokens;
         return [];
-      case 'content_block_start': {
-        const block = event.content_block;
-        if (block.type === 'tool_use') {
-          toolBlocks.set(event.index, {
-            id: block.id,
-            name: block.name,
-            initialInput: block.input,
-            json: '',
-          });
-        }
-        if (block.type === 'text' && block.text) return [{ type: 'text', delta: block.text }];
-        if (block.type === 'thinking' && block.thinking)
-          return [{ type: 'reasoning', delta: block.thinking }];
-        return [];
-      }
-      case 'content_block_delta': {
-        const delta = event.delta;
-        if (delta.type === 'text_delta') return delta.text ? [{ type: 'text', delta: delta.text }] : [];
-        if (delta.type === 'thinking_delta')
-          return delta.thinking ? [{ type: 'reasoning', delta: delta.thinking }] : [];
-        if (delta.type === 'input_json_delta') {
-          const block = toolBlocks.get(event.index);
-          if (block) block.json += delta.partial_json;
-        }
-        return [];
-      }
-      case 'content_block_stop': {
-        const block = toolBlocks.get(event.index);
-        if (!block) return [];
-        toolBlocks.delete(event.index);
-        return [{ type: 'tool_call', call: { id: block.id, name: block.name, args: parseToolInput(block) } }];
-      }
+      case 'content_block_start':
+        return this.blockStart(event);
+      case 'content_block_delta':
+        return this.blockDelta(event);
+      case 'content_block_stop':
+        return this.blockStop(event);
       case 'message_delta':
-        countInput(event.usage as unknown as Record<string, unknown> | undefined);
-        outputTokens = event.usage?.output_tokens ?? outputTokens;
-        stopReason = event.delta?.stop_reason ?? stopReason;
+        this.countInput(event.usage as unknown as Record<string, unknown> | undefined);
+        this.outputTokens = event.usage?.output_tokens ?? this.outputTokens;
+        this.stopReason = event.delta?.stop_reason ?? this.stopReason;
         return [];
       case 'message_stop':
-        stopped = true;
+        this.stopped = true;
         return [
-          { type: 'usage', usage: { inputTokens, outputTokens } },
-          { type: 'finish', reason: finishReason(stopReason) },
+          { type: 'usage', usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens } },
+          { type: 'finish', reason: finishReason(this.stopReason) },
         ];
       default:
         // The wire is open even where the SDK's union is closed: a newer API (or a proxy) sends event types
         // (`ping`, `error`, ...) this folder does not know, and those carry nothing to fold.
         return [];
     }
-  };
+  }
 
-  const end = (): void => {
-    if (stopped) return;
+  end(): void {
+    if (this.stopped) return;
     // ECONNRESET, like a socket dropped mid-body: the failover policy treats both as a transient cut.
     throw new ProviderError('Anthropic stream was cut: it ended before message_stop', { code: 'ECONNRESET' });
-  };
+  }
 
-  return { fold, end };
+  // The wire is untrusted: read the counts defensively, a proxy may leave fields out.
+  private countInput(usage: Partial<Record<string, unknown>> | null | undefined): void {
+    if (typeof usage?.['input_tokens'] !== 'number') return;
+    const cached = [usage['cache_creation_input_tokens'], usage['cache_read_input_tokens']];
+    this.inputTokens =
+      usage['input_tokens'] + cached.reduce<number>((sum, n) => sum + (typeof n === 'number' ? n : 0), 0);
+  }
+
+  private blockStart(event: StreamEvent<'content_block_start'>): ModelPart[] {
+    const block = event.content_block;
+    if (block.type === 'tool_use') {
+      this.toolBlocks.set(event.index, {
+        id: block.id,
+        name: block.name,
+        initialInput: block.input,
+        json: '',
+      });
+    }
+    if (block.type === 'text' && block.text) return [{ type: 'text', delta: block.text }];
+    if (block.type === 'thinking' && block.thinking) return [{ type: 'reasoning', delta: block.thinking }];
+    return [];
+  }
+
+  private blockDelta(event: StreamEvent<'content_block_delta'>): ModelPart[] {
+    const delta = event.delta;
+    if (delta.type === 'text_delta') return delta.text ? [{ type: 'text', delta: delta.text }] : [];
+    if (delta.type === 'thinking_delta')
+      return delta.thinking ? [{ type: 'reasoning', delta: delta.thinking }] : [];
+    if (delta.type === 'input_json_delta') {
+      const block = this.toolBlocks.get(event.index);
+      if (block) block.json += delta.partial_json;
+    }
+    return [];
+  }
+
+  private blockStop(event: StreamEvent<'content_block_stop'>): ModelPart[] {
+    const block = this.toolBlocks.get(event.index);
+    if (!block) return [];
+    this.toolBlocks.delete(event.index);
+    return [{ type: 'tool_call', call: { id: block.id, name: block.name, args: parseToolInput(block) } }];
+  }
+}
+
+/** Create a folder for one streamed message. */
+export function createEventFolder(): AnthropicEventFolder {
+  return new EventFolder();
 }

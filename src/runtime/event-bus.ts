@@ -60,6 +60,136 @@ const outcomeTypes: ReadonlySet<RuntimeEvent['type']> = new Set([
   'run.ended',
 ]);
 
+/** The live subscribers, to every event or to one session's. */
+class Listeners {
+  private readonly everyone = new Set<EventListener>();
+  private readonly bySession = new Map<string, Set<EventListener>>();
+
+  constructor(private readonly onError: (error: unknown) => void) {}
+
+  subscribe(listener: EventListener, sessionKey: string | undefined): () => void {
+    const everyone = this.everyone;
+    if (sessionKey === undefined) {
+      everyone.add(listener);
+      return () => everyone.delete(listener);
+    }
+    const bySession = this.bySession;
+    let listeners = bySession.get(sessionKey);
+    if (listeners === undefined) bySession.set(sessionKey, (listeners = new Set()));
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0) bySession.delete(sessionKey);
+    };
+  }
+
+  deliver(event: RuntimeEvent): void {
+    this.deliverTo(this.everyone, event);
+    this.deliverTo(this.bySession.get(event.sessionKey), event);
+  }
+
+  private deliverTo(listeners: Set<EventListener> | undefined, event: RuntimeEvent): void {
+    if (listeners === undefined) return;
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+  }
+}
+
+/** Emitted events not yet delivered, in cursor order: each goes to the listeners once written (and adopted). */
+class Outbox {
+  /** The cursor of the last event delivered (or whose write failed). */
+  delivered = 0;
+  // Emitted events not yet delivered, in cursor order; `head` is the first one still waiting.
+  private outgoing: Outgoing[] = [];
+  private head = 0;
+  private flushWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly listeners: Listeners,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** True when every event queued so far was delivered (or its write failed). */
+  get empty(): boolean {
+    return this.head >= this.outgoing.length;
+  }
+
+  /** Queue `event`, write it to `ledger`, and deliver it once the write settled (and, when `held`, adopted). */
+  add(event: RuntimeEvent, held: boolean, ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'>): void {
+    const entry: Outgoing = { event, state: 'writing', held };
+    this.outgoing.push(entry);
+    if (entry.held) {
+      setImmediate(() => {
+        if (!entry.held) return;
+        entry.held = false;
+        this.release();
+      });
+    }
+    const written = ledger.appendEvents([event]);
+    // Nothing to commit later (the memory ledger): deliver in this stretch, as the write is done.
+    if (ledger.writesAreImmediate === true) this.settle(entry, 'durable');
+    written.then(
+      () => this.settle(entry, 'durable'),
+      (error: unknown) => {
+        this.onError(error);
+        this.settle(entry, 'failed');
+      },
+    );
+  }
+
+  flushed(): Promise<void> {
+    if (this.empty) return Promise.resolve();
+    return new Promise<void>((resolve) => this.flushWaiters.push(resolve));
+  }
+
+  /** Stop holding the session's events that wait for adoption, and deliver what that frees. */
+  adopted(sessionKey: string): void {
+    let changed = false;
+    for (let index = this.head; index < this.outgoing.length; index++) {
+      const entry = this.outgoing[index] as Outgoing;
+      if (entry.held && entry.event.sessionKey === sessionKey) {
+        entry.held = false;
+        changed = true;
+      }
+    }
+    if (changed) this.release();
+  }
+
+  private settle(entry: Outgoing, state: 'durable' | 'failed'): void {
+    if (entry.state !== 'writing') return;
+    entry.state = state;
+    this.release();
+  }
+
+  /** Deliver the settled prefix of `outgoing`: an event never overtakes an earlier one still being written. */
+  private release(): void {
+    while (this.head < this.outgoing.length) {
+      const next = this.outgoing[this.head] as Outgoing;
+      if (next.state === 'writing' || next.held) break;
+      this.head++;
+      this.delivered = next.event.cursor;
+      if (next.state !== 'failed') this.listeners.deliver(next.event);
+    }
+    if (this.head < this.outgoing.length) {
+      if (this.head > 1024) {
+        this.outgoing = this.outgoing.slice(this.head);
+        this.head = 0;
+      }
+      return;
+    }
+    this.outgoing = [];
+    this.head = 0;
+    const waiters = this.flushWaiters;
+    this.flushWaiters = [];
+    for (const waiter of waiters) waiter();
+  }
+}
+
 /**
  * Create the bus. Each event goes to the ledger as it is emitted, in the same synchronous stretch as the writes
  * around it (closing a run and its run.ended event), so group commit puts them in one transaction: a crash cannot
@@ -77,52 +207,11 @@ export function createEventBus(options: {
   onError: (error: unknown) => void;
 }): EventBus {
   const { ledger, clock, onError } = options;
-  let cursor = 0;
-  let delivered = 0;
-  // Emitted events not yet delivered, in cursor order; `head` is the first one still waiting.
-  let outgoing: Outgoing[] = [];
-  let head = 0;
-  let flushWaiters: (() => void)[] = [];
-  const everyone = new Set<EventListener>();
-  const bySession = new Map<string, Set<EventListener>>();
+  const listeners = new Listeners(onError);
+  const outbox = new Outbox(listeners, onError);
   const consumers = new Set<string>();
   const started = createDeferred<void>();
-
-  const deliver = (listeners: Set<EventListener> | undefined, event: RuntimeEvent): void => {
-    if (listeners === undefined) return;
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        onError(error);
-      }
-    }
-  };
-
-  /** Deliver the settled prefix of `outgoing`: an event never overtakes an earlier one still being written. */
-  const release = (): void => {
-    while (head < outgoing.length) {
-      const next = outgoing[head] as Outgoing;
-      if (next.state === 'writing' || next.held) break;
-      head++;
-      delivered = next.event.cursor;
-      if (next.state === 'failed') continue;
-      deliver(everyone, next.event);
-      deliver(bySession.get(next.event.sessionKey), next.event);
-    }
-    if (head < outgoing.length) {
-      if (head > 1024) {
-        outgoing = outgoing.slice(head);
-        head = 0;
-      }
-      return;
-    }
-    outgoing = [];
-    head = 0;
-    const waiters = flushWaiters;
-    flushWaiters = [];
-    for (const waiter of waiters) waiter();
-  };
+  let cursor = 0;
 
   return {
     emit(session, input, emitOptions) {
@@ -133,77 +222,24 @@ export function createEventBus(options: {
         cursor: ++cursor,
         at: clock.now(),
       };
-      const held = emitOptions?.untilAdopted === true && outcomeTypes.has(event.type);
-      const entry: Outgoing = { event, state: 'writing', held };
-      outgoing.push(entry);
-      if (entry.held) {
-        setImmediate(() => {
-          if (!entry.held) return;
-          entry.held = false;
-          release();
-        });
-      }
-      const written = ledger.appendEvents([event]);
-      if (ledger.writesAreImmediate === true) {
-        // Nothing to commit later (the memory ledger): deliver in this stretch, as the write is done.
-        entry.state = 'durable';
-        release();
-      }
-      written.then(
-        () => {
-          if (entry.state !== 'writing') return;
-          entry.state = 'durable';
-          release();
-        },
-        (error: unknown) => {
-          onError(error);
-          if (entry.state !== 'writing') return;
-          entry.state = 'failed';
-          release();
-        },
-      );
+      outbox.add(event, emitOptions?.untilAdopted === true && outcomeTypes.has(event.type), ledger);
       return event;
     },
-    subscribe(listener, sessionKey) {
-      if (sessionKey === undefined) {
-        everyone.add(listener);
-        return () => everyone.delete(listener);
-      }
-      let listeners = bySession.get(sessionKey);
-      if (listeners === undefined) bySession.set(sessionKey, (listeners = new Set()));
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-        if (listeners.size === 0) bySession.delete(sessionKey);
-      };
-    },
-    flushed() {
-      if (head >= outgoing.length) return Promise.resolve();
-      return new Promise<void>((resolve) => flushWaiters.push(resolve));
-    },
+    subscribe: (listener, sessionKey) => listeners.subscribe(listener, sessionKey),
+    flushed: () => outbox.flushed(),
     get cursor() {
       return cursor;
     },
     get delivered() {
-      return delivered;
+      return outbox.delivered;
     },
     seek(next) {
       cursor = Math.max(cursor, next);
-      if (head >= outgoing.length) delivered = Math.max(delivered, cursor);
+      if (outbox.empty) outbox.delivered = Math.max(outbox.delivered, cursor);
       started.resolve();
     },
     ready: started.promise,
-    adopted(sessionKey) {
-      let changed = false;
-      for (let index = head; index < outgoing.length; index++) {
-        const entry = outgoing[index] as Outgoing;
-        if (entry.held && entry.event.sessionKey === sessionKey) {
-          entry.held = false;
-          changed = true;
-        }
-      }
-      if (changed) release();
-    },
+    adopted: (sessionKey) => outbox.adopted(sessionKey),
     claimConsumer(key) {
       if (consumers.has(key)) return undefined;
       consumers.add(key);

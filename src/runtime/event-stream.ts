@@ -4,7 +4,7 @@ import type { EventType, RuntimeEvent } from '../core/events.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { EventBus } from './event-bus.js';
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
-import { createLiveBuffer, liveBufferLimit } from './live-buffer.js';
+import { createLiveBuffer, liveBufferLimit, type LiveBuffer } from './live-buffer.js';
 
 export type { EventStreamOptions } from './event-stream-options.js';
 
@@ -61,11 +61,19 @@ async function startCursor(source: EventSource, options: CheckedStreamOptions): 
   return options.after ?? 0;
 }
 
+/** Stores a consumer's position as the stream passes events. */
+interface Committer {
+  /** Undefined when there is nothing to store (no consumer name): the stream need not wait. */
+  commit(cursor: number): Promise<void> | undefined;
+  /** Resolves once every position asked for is stored (or its write failed). */
+  settled(): Promise<void>;
+}
+
 /**
  * Store a consumer's position; writes are chained so they land in order. The stream awaits each one before it
  * yields the next event, so a crash re-delivers at most the event that was being handled.
  */
-function createCommitter(source: EventSource, options: CheckedStreamOptions) {
+function createCommitter(source: EventSource, options: CheckedStreamOptions): Committer {
   let chain: Promise<void> = Promise.resolve();
   const { consumer, sessionKey } = options;
   return {
@@ -90,24 +98,34 @@ function createCommitter(source: EventSource, options: CheckedStreamOptions) {
   };
 }
 
-/**
- * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
- * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
- * Ends when `signal` aborts or the runtime closed (after every event emitted before the close).
- */
-export async function* streamEvents(
-  source: EventSource,
-  rawOptions: CheckedStreamOptions,
-): AsyncGenerator<RuntimeEvent, void, undefined> {
-  // Checked before subscribing, so bad options change nothing (and leak no listener).
-  const options = checkStreamOptions(rawOptions);
-  const { bus } = source;
-  const consumerKey =
-    options.consumer === undefined ? undefined : `${options.consumer}\u0000${options.sessionKey ?? ''}`;
-  const release = consumerKey === undefined ? undefined : bus.claimConsumer(consumerKey);
-  if (consumerKey !== undefined && release === undefined) {
+/** What one stream holds while it runs, from `openStream`. */
+interface OpenStream {
+  readonly options: CheckedStreamOptions;
+  readonly accepts: (event: RuntimeEvent) => boolean;
+  readonly buffer: LiveBuffer;
+  readonly committer: Committer;
+  /** True once the signal aborted or the runtime closed: the stream ends when the buffer is drained. */
+  readonly ended: () => boolean;
+  /** Stop listening: unsubscribe from the bus and from the signal. */
+  readonly detach: () => void;
+  /** Give the consumer's name back; undefined for a stream with no name. */
+  readonly release: (() => void) | undefined;
+}
+
+/** Reserve the consumer's name for this stream; the release function, or undefined for a stream with no name. */
+function claimConsumer(bus: EventBus, options: CheckedStreamOptions): (() => void) | undefined {
+  if (options.consumer === undefined) return undefined;
+  const release = bus.claimConsumer(`${options.consumer}\u0000${options.sessionKey ?? ''}`);
+  if (release === undefined) {
     throw new RuntimeError('invalid_input', `events: consumer "${options.consumer}" is already being read`);
   }
+  return release;
+}
+
+/** Claim the consumer's name, then subscribe to the live events into a buffer and watch for the stream's end. */
+function openStream(source: EventSource, options: CheckedStreamOptions): OpenStream {
+  const { bus } = source;
+  const release = claimConsumer(bus, options);
   const types = options.types === undefined ? undefined : new Set<EventType>(options.types);
   const accepts = (event: RuntimeEvent): boolean => types === undefined || types.has(event.type);
   const buffer = createLiveBuffer(source.bufferLimit ?? liveBufferLimit, source.onBufferSize);
@@ -121,13 +139,40 @@ export async function* streamEvents(
   }, options.sessionKey);
   options.signal?.addEventListener('abort', stop, { once: true });
   void source.closed.then(() => bus.flushed()).then(stop);
-  const committer = createCommitter(source, options);
+  const detach = (): void => {
+    unsubscribe();
+    options.signal?.removeEventListener('abort', stop);
+  };
+  return {
+    options,
+    accepts,
+    buffer,
+    committer: createCommitter(source, options),
+    ended: () => ended,
+    detach,
+    release,
+  };
+}
+
+/**
+ * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
+ * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
+ * Ends when `signal` aborts or the runtime closed (after every event emitted before the close).
+ */
+export async function* streamEvents(
+  source: EventSource,
+  rawOptions: CheckedStreamOptions,
+): AsyncGenerator<RuntimeEvent, void, undefined> {
+  // Checked before subscribing, so bad options change nothing (and leak no listener).
+  const stream = openStream(source, checkStreamOptions(rawOptions));
+  const { options, buffer, committer } = stream;
+  const { bus } = source;
   let handling: number | undefined;
   try {
     await Promise.race([bus.ready, source.closed]);
     const position: Position = {
       last: await startCursor(source, options),
-      accepts,
+      accepts: stream.accepts,
       sessionKey: options.sessionKey,
     };
     // Replay up to what was delivered when the subscription started; later events are in the buffer.
@@ -152,7 +197,7 @@ export async function* streamEvents(
       }
       const next = buffer.take();
       if (next === undefined) {
-        if (ended || options.signal?.aborted === true) return;
+        if (stream.ended() || options.signal?.aborted === true) return;
         await buffer.next();
         continue;
       }
@@ -166,10 +211,9 @@ export async function* streamEvents(
       if (stored !== undefined) await stored;
     }
   } finally {
-    unsubscribe();
-    options.signal?.removeEventListener('abort', stop);
+    stream.detach();
     if (handling !== undefined) await committer.commit(handling);
     await committer.settled();
-    release?.();
+    stream.release?.();
   }
 }

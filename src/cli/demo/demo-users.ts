@@ -46,16 +46,12 @@ async function until(clock: Clock, check: () => boolean, stepMs = 20, limitMs = 
   return false;
 }
 
-/** Simulate one user of the channel, following its persona. */
-export async function simulateUser(
-  runtime: Runtime,
-  index: number,
-  options: { clock: Clock; random: Random; log: ChannelLog },
-): Promise<void> {
-  const { clock, random, log } = options;
-  const chat: Session = runtime.session(`demo:user-${String(index + 1).padStart(2, '0')}`);
+/** Sends a user's messages and logs what the channel answered. */
+type Send = (text: string, mode?: 'steer' | 'interrupt', id?: string) => Promise<SendResult>;
+
+function createSend(chat: Session, log: ChannelLog): Send {
   let counter = 0;
-  const send = async (text: string, mode?: 'steer' | 'interrupt', id?: string): Promise<SendResult> => {
+  return async (text, mode, id) => {
     const messageId = id ?? `${chat.key}/m${++counter}`;
     log.sent++;
     const result = await chat.send(
@@ -67,12 +63,17 @@ export async function simulateUser(
     else log.accepted.set(chat.key, [...(log.accepted.get(chat.key) ?? []), result.messageId]);
     return result;
   };
-  await clock.sleep(Math.floor(random() * 1500));
-  const persona = personaOf(index);
-  await send(
-    persona === 'refunder' ? 'please refund order #7001' : (questions[index % questions.length] as string),
-  );
-  switch (persona) {
+}
+
+/** What user `index` does after its first message, following its persona. */
+async function followPersona(
+  chat: Session,
+  index: number,
+  send: Send,
+  options: { clock: Clock; random: Random; log: ChannelLog },
+): Promise<void> {
+  const { clock, random, log } = options;
+  switch (personaOf(index)) {
     case 'burst': {
       const extra = 1 + Math.floor(random() * 3);
       for (let burst = 0; burst < extra; burst++) {
@@ -107,4 +108,21 @@ export async function simulateUser(
       break;
     }
   }
+}
+
+/** Simulate one user of the channel, following its persona. */
+export async function simulateUser(
+  runtime: Runtime,
+  index: number,
+  options: { clock: Clock; random: Random; log: ChannelLog },
+): Promise<void> {
+  const chat: Session = runtime.session(`demo:user-${String(index + 1).padStart(2, '0')}`);
+  const send = createSend(chat, options.log);
+  await options.clock.sleep(Math.floor(options.random() * 1500));
+  await send(
+    personaOf(index) === 'refunder'
+      ? 'please refund order #7001'
+      : (questions[index % questions.length] as string),
+  );
+  await followPersona(chat, index, send, options);
 }

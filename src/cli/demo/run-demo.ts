@@ -2,12 +2,13 @@ import { seededRandom } from '../../core/ids.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteLedger } from '../../ledger/sqlite-ledger.js';
+import type { Runtime } from '../../runtime/create-runtime.js';
 import { createDemoRuntime } from './demo-runtime.js';
 import { closingTable, countEvent, findLost, type DemoCounts } from './demo-report.js';
 import { simulateUser, type ChannelLog } from './demo-users.js';
 import type { CommandOutput } from '../terminal-style.js';
 import { prepareDemoFile } from './demo-file.js';
-import { createDemoTicker } from './demo-ticker.js';
+import { createDemoTicker, type DemoTicker } from './demo-ticker.js';
 import { createDemoView, progressLine } from './demo-view.js';
 import { fakeClock, type FakeClock } from '../../core/fake-clock.js';
 
@@ -87,6 +88,51 @@ async function checkRecord(path: string, log: ChannelLog): Promise<string[]> {
   }
 }
 
+/** What the event follower of the demo reads from and writes to. */
+interface Following {
+  readonly runtime: Runtime;
+  readonly clock: FakeClock;
+  readonly output: CommandOutput;
+  readonly counts: DemoCounts;
+  readonly ticker: DemoTicker;
+  /** Off a terminal: print the ticker's lines and a progress line per simulated second. */
+  readonly plain: boolean;
+  /** The simulated operator's approvals, awaited before the simulation ends. */
+  readonly approvals: Promise<void>[];
+}
+
+/** Count, print and answer the runtime's events (the operator approves each request) until `signal` aborts. */
+async function followEvents(following: Following, signal: AbortSignal): Promise<void> {
+  const { runtime, clock, output, counts, ticker, plain, approvals } = following;
+  let second = 0;
+  for await (const event of runtime.events({ signal })) {
+    // Off a terminal the log is a fold over the ordered events alone, so one seed prints the same lines.
+    if (plain && Math.floor(event.at / 1000) > second) {
+      second = Math.floor(event.at / 1000);
+      output.write(`${progressLine(counts, second)}\n`);
+    }
+    countEvent(counts, event);
+    const line = ticker.note(event, event.at);
+    if (line !== undefined && plain) output.write(`${line}\n`);
+    // The simulated operator reads each request for 400 ms, then approves it.
+    if (event.type === 'approval.requested') {
+      const { sessionKey, toolCallId } = event;
+      approvals.push(
+        clock.sleep(400).then(() => runtime.session(sessionKey).approve({ toolCallId, decision: 'approve' })),
+      );
+    }
+  }
+}
+
+/** Print the waits, the closing table and where the record is. */
+function report(output: CommandOutput, path: string, log: ChannelLog, table: string[], lost: string[]): void {
+  output.write('\n');
+  for (const line of log.waits) output.write(`${line}\n`);
+  for (const line of table) output.write(`${line}\n`);
+  if (lost.length > 0) output.write(`lost messages: ${lost.join(', ')}\n`);
+  output.write(`\nrecorded in ${path}; try: npx agentlanes replay demo:user-01 --db ${path}\n`);
+}
+
 /**
  * `agentlanes demo`: a simulated chat channel on the scripted model — users sending bursts (collect), steering
  * mid-stream, one interrupt, one /stop, one waitForEnd, one refund an operator approves — recorded in a SQLite
@@ -108,35 +154,16 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const plain = output.isTTY !== true;
   const stopEvents = new AbortController();
   const approvals: Promise<void>[] = [];
-  let second = 0;
-  const following = (async () => {
-    for await (const event of runtime.events({ signal: stopEvents.signal })) {
-      // Off a terminal the log is a fold over the ordered events alone, so one seed prints the same lines.
-      if (plain && Math.floor(event.at / 1000) > second) {
-        second = Math.floor(event.at / 1000);
-        output.write(`${progressLine(counts, second)}\n`);
-      }
-      countEvent(counts, event);
-      const line = ticker.note(event, event.at);
-      if (line !== undefined && plain) output.write(`${line}\n`);
-      // The simulated operator reads each request for 400 ms, then approves it.
-      if (event.type === 'approval.requested') {
-        const { sessionKey, toolCallId } = event;
-        approvals.push(
-          clock
-            .sleep(400)
-            .then(() => runtime.session(sessionKey).approve({ toolCallId, decision: 'approve' })),
-        );
-      }
-    }
-  })();
+  const following = followEvents(
+    { runtime, clock, output, counts, ticker, plain, approvals },
+    stopEvents.signal,
+  );
   const log: ChannelLog = { accepted: new Map(), sent: 0, duplicates: 0, rejected: 0, stops: 0, waits: [] };
   const sessions = Array.from({ length: options.users }, (_, index) =>
     runtime.session(`demo:user-${String(index + 1).padStart(2, '0')}`),
   );
   const view = createDemoView(output);
   const frame = (): void => view.draw({ sessions, counts, elapsedMs: clock.now(), ticker });
-  const driving = { realTime: options.realTime ?? !plain, frame };
   const simulation = async (): Promise<void> => {
     await Promise.all(sessions.map((_, index) => simulateUser(runtime, index, { clock, random, log })));
     // Let every queue drain and every run end.
@@ -145,7 +172,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     }
     await Promise.all(approvals);
   };
-  await drive(clock, simulation(), driving);
+  await drive(clock, simulation(), { realTime: options.realTime ?? !plain, frame });
   const seconds = clock.now() / 1000;
   view.done();
   await drive(clock, runtime.close(), { realTime: false, frame: () => undefined });
@@ -154,10 +181,6 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   await ledger.close();
   // The no-loss check reads the file back: what counts is what is durable.
   const lost = await checkRecord(path, log);
-  output.write('\n');
-  for (const line of log.waits) output.write(`${line}\n`);
-  for (const line of closingTable(counts, log, lost.length, seconds)) output.write(`${line}\n`);
-  if (lost.length > 0) output.write(`lost messages: ${lost.join(', ')}\n`);
-  output.write(`\nrecorded in ${path}; try: npx agentlanes replay demo:user-01 --db ${path}\n`);
+  report(output, path, log, closingTable(counts, log, lost.length, seconds), lost);
   return lost.length;
 }
