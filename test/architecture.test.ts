@@ -92,15 +92,6 @@ const longFunctions: Record<string, string> = {
   'cli/describe-event.ts#describeEvent': 'data table: one case per event type of an exhaustive switch',
   'actors/session-machine.ts#createSessionMachine': 'TODO(issue 12): the session machine definition',
   'actors/session-registry.ts#createSessionRegistry': 'TODO(issue 12): factory closing over its helpers',
-  'cli/demo/demo-users.ts#simulateUser': 'TODO(issue 12)',
-  'cli/demo/run-demo.ts#runDemo': 'TODO(issue 12)',
-  'core/fake-clock.ts#fakeClock': 'TODO(issue 12): factory closing over its helpers',
-  'ledger/memory-runs.ts#createMemoryRuns': 'TODO(issue 12): factory closing over its helpers',
-  'ledger/memory-tool-calls.ts#createMemoryToolCalls': 'TODO(issue 12): factory closing over its helpers',
-  'policies/block-chunker.ts#createBlockChunker': 'TODO(issue 12): factory closing over its helpers',
-  'providers/anthropic-wire.ts#createEventFolder': 'TODO(issue 12)',
-  'runtime/event-bus.ts#createEventBus': 'TODO(issue 12): factory closing over its helpers',
-  'runtime/event-stream.ts#streamEvents': 'TODO(issue 12)',
 };
 
 /** The name a function is known by: its own, or the variable or property it is assigned to. */
