@@ -1,5 +1,6 @@
 import type { SessionSnapshot } from './session-machine.js';
 import { pausedPlanOf } from './session-plans.js';
+import { phaseOf } from './run-handle.js';
 import type { SessionActivity } from '../policies/queue-admission.js';
 
 /** The session states `status()` reports. */
@@ -12,13 +13,11 @@ export type SessionState =
  */
 export function activityOf(snapshot: SessionSnapshot): SessionActivity {
   const value = snapshot.value;
+  if (value === 'running') return phaseOf(snapshot.context.run);
   if (typeof value === 'string') return value;
-  if ('idle' in value) {
-    if (value.idle === 'held')
-      return pausedPlanOf(snapshot.context) === undefined ? 'settling' : 'awaiting_approval';
-    return value.idle === 'waiting' ? 'waiting' : 'idle';
-  }
-  return value.running;
+  if (value.idle === 'held')
+    return pausedPlanOf(snapshot.context) === undefined ? 'settling' : 'awaiting_approval';
+  return value.idle === 'waiting' ? 'waiting' : 'idle';
 }
 
 /** The state `status()` reports for an activity. */

@@ -23,8 +23,12 @@ export function idleAdmission(activity: 'idle' | 'waiting' | 'held') {
   } as const;
 }
 
-/** ADMIT while a run runs: a steer reaches the run, an interrupting message aborts it, the rest queues. */
-export function runningAdmission(activity: 'starting' | 'streaming' | 'tools' | 'compacting' | 'settling') {
+/**
+ * ADMIT while a run runs: a steer reaches the run, an interrupting message aborts it, the rest queues. The
+ * activity is the run's phase, read off its handle when the guard runs (`run`).
+ */
+export function runningAdmission() {
+  const activity = 'run';
   const admit = { type: 'admit', params: { activity, place: 'running' } } as const;
   return {
     ADMIT: [

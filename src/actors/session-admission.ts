@@ -6,6 +6,7 @@ import type { Admitted, SessionContext, SessionEvent } from './session-context.j
 import type { SessionSnapshot } from './session-machine.js';
 import { continueRun } from './session-pause.js';
 import { pausedPlanOf } from './session-plans.js';
+import { phaseOf } from './run-handle.js';
 import { accept, beginRun, drainAtFor, enqueue } from './session-queue.js';
 
 /** The ADMIT event: a message whose inbox record is durable. */
@@ -15,16 +16,18 @@ export type AdmitEvent = Extract<SessionEvent, { type: 'ADMIT' }>;
 export type AppliedAdmission = Exclude<Admission, { kind: 'reject' }>;
 
 /**
- * The activity a machine state admits a message in: the run's phase, a pause, `idle` / `waiting`, or `held` (a
- * plan run holds the idle session: it reads as paused for approval when the plan waits, else as busy).
+ * The activity a machine state admits a message in: a pause, `idle` / `waiting`, `run` (the active run's phase,
+ * kept on its handle) or `held` (a plan run holds the idle session: it reads as paused for approval when the plan
+ * waits, else as busy).
  */
-export type AdmitActivity = SessionActivity | 'held';
+export type AdmitActivity = SessionActivity | 'run' | 'held';
 
 /** Where a state sits: admission changes the context differently when idle, running or paused. */
 export type AdmitPlace = 'idle' | 'running' | 'paused';
 
 /** The activity a state's admission decides with. */
 export function activityIn(activity: AdmitActivity, context: SessionContext): SessionActivity {
+  if (activity === 'run') return phaseOf(context.run);
   if (activity !== 'held') return activity;
   return pausedPlanOf(context) === undefined ? 'settling' : 'awaiting_approval';
 }

@@ -1,5 +1,4 @@
 import type { AbortStatus } from '../runner/run-abort.js';
-import type { RunPhase } from '../runner/run-context.js';
 import type { Disposition } from '../core/dispositions.js';
 import type { PauseState } from '../core/events.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
@@ -138,7 +137,6 @@ export type SessionEvent =
   | { type: 'CANCEL'; messageIds: readonly string[] }
   | { type: 'HYDRATED' }
   | { type: 'PREFER_PROFILE'; profileId: string | null }
-  | { type: 'RUN.PHASE'; phase: RunPhase }
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'RUN.PAUSED'; paused: RunPaused; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'PAUSE.SETTLED'; turn: number; position: number }

@@ -1,18 +1,9 @@
-import {
-  assign,
-  enqueueActions,
-  fromCallback,
-  sendTo,
-  setup,
-  type ActorRefFrom,
-  type SnapshotFrom,
-} from 'xstate';
+import { assign, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { Clock } from '../core/clock.js';
 import type { IdGenerator } from '../core/ids.js';
-import type { RunPhase } from '../runner/run-context.js';
 import type { AbortStatus } from '../runner/run-abort.js';
 import type { ExecuteRun } from '../runner/run-request.js';
-import { createRunActor, type RunActorEvent, type RunActorInput } from './run-actor.js';
+import { abortRun, startRun, steerRun } from './run-handle.js';
 import { endRun, removeQueued, returnRun, takeNextRun } from './session-queue.js';
 import {
   admissionOf,
@@ -22,7 +13,12 @@ import {
   type AdmitPlace,
 } from './session-admission.js';
 import { idleAdmission, runningAdmission, type AdmitGuardParams } from './session-admission-states.js';
-import { initialSessionContext, type SessionContext, type SessionEvent } from './session-context.js';
+import {
+  initialSessionContext,
+  type ActiveRun,
+  type SessionContext,
+  type SessionEvent,
+} from './session-context.js';
 import type { RunPaused, RunResult, RunSummary } from '../runner/run-summary.js';
 import {
   awaitToolResults,
@@ -55,6 +51,11 @@ export interface SessionMachineDeps {
   readonly endPlan: (sessionKey: string, runId: string, status: AbortStatus, reason: string) => void;
 }
 
+/** Whether the session actor still runs (a stopped one is sent nothing). */
+function isActive(actor: { getSnapshot(): { status: string } }): boolean {
+  return actor.getSnapshot().status === 'active';
+}
+
 /** Input of a session actor: its key and, when hydrating, nothing else (the snapshot carries the context). */
 export interface SessionInput {
   readonly sessionKey: string;
@@ -69,12 +70,10 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       events: {} as SessionEvent,
       input: {} as SessionInput,
     },
-    actors: { run: fromCallback<RunActorEvent, RunActorInput>(createRunActor(deps.executeRun, clock)) },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
       planHolds: ({ context }) => heldPlans(context).length > 0,
       drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
-      phaseIs: ({ event }, phase: RunPhase) => event.type === 'RUN.PHASE' && event.phase === phase,
       pausedFor: ({ event }, state: 'awaiting_approval' | 'awaiting_tool_results') =>
         event.type === 'RUN.PAUSED' && event.paused.state === state,
       nothingWaits: ({ context }) => waitingCalls(context) === 0,
@@ -97,18 +96,20 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           ? applyAdmission(context, event, params.activity, params.place, () => deps.ids('run'))
           : context,
       ),
-      steerRun: enqueueActions(({ event, enqueue }) => {
+      // The run is a plain object the machine owns (run-handle.ts): entering `running` starts it, its end comes
+      // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
+      startRun: ({ context, self }) => {
+        const report = { send: (event: SessionEvent) => self.send(event), active: () => isActive(self) };
+        startRun(deps.executeRun, clock, context.sessionKey, context.run as ActiveRun, report);
+      },
+      steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;
-        enqueue.sendTo('run', {
-          type: 'STEER',
-          message: { messageId: event.item.messageId, text: event.item.text },
-        });
-      }),
-      interruptRun: sendTo('run', {
-        type: 'ABORT',
-        status: 'interrupted',
-        reason: 'interrupted by a new message',
-      } as const),
+        steerRun(context.run, { messageId: event.item.messageId, text: event.item.text });
+      },
+      interruptRun: ({ context }) => abortRun(context.run, 'interrupted', 'interrupted by a new message'),
+      abortRun: ({ context, event }) => {
+        if (event.type === 'ABORT') abortRun(context.run, event.status, event.reason);
+      },
       idle: ({ context }) => deps.onIdle(context.sessionKey),
       endRun: assign(({ context, event }) => {
         if (event.type !== 'RUN.DONE') return context;
@@ -198,24 +199,12 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           },
         },
       },
+      // The run's phase is data on its handle (activityOf and the admission guards read it), not a substate.
       running: {
-        initial: 'starting',
-        invoke: {
-          id: 'run',
-          src: 'run',
-          input: ({ context }) => ({
-            sessionKey: context.sessionKey,
-            run: context.run as NonNullable<SessionContext['run']>,
-          }),
-        },
+        entry: 'startRun',
         on: {
-          'RUN.PHASE': [
-            { guard: { type: 'phaseIs', params: 'streaming' }, target: '.streaming' },
-            { guard: { type: 'phaseIs', params: 'tools' }, target: '.tools' },
-            { guard: { type: 'phaseIs', params: 'compacting' }, target: '.compacting' },
-            { guard: { type: 'phaseIs', params: 'settling' }, target: '.settling' },
-          ],
-          ABORT: { actions: sendTo('run', ({ event }) => event) },
+          ...runningAdmission(),
+          ABORT: { actions: 'abortRun' },
           // Straight to idle.empty when nothing is left to run (the common case; no eventless step).
           'RUN.DONE': [
             {
@@ -240,13 +229,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             target: 'idle',
             actions: assign(({ context, event }) => returnRun(context, event.at)),
           },
-        },
-        states: {
-          starting: { on: runningAdmission('starting') },
-          streaming: { on: runningAdmission('streaming') },
-          tools: { on: runningAdmission('tools') },
-          compacting: { on: runningAdmission('compacting') },
-          settling: { on: runningAdmission('settling') },
         },
       },
       awaiting_approval: awaitingApprovalState,

@@ -45,7 +45,7 @@ export function waitingCalls(context: SessionContext, needs?: 'approval' | 'defe
 
 /**
  * The paused run continues (every call settled, or the pause expired), or, with `abort`, only ends: its lane
- * turn records the end. Either way the run goes back through the run actor.
+ * turn records the end. Either way `running` starts the run again.
  */
 export function continueRun(
   context: SessionContext,

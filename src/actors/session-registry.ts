@@ -9,6 +9,7 @@ import type { RunResult, RunSummary } from '../runner/run-summary.js';
 import type { PauseContext, SessionContext } from './session-context.js';
 import { pausedPlanToRestore, type HydrateState } from './session-plan-restore.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';
+import { stopSession } from './session-stop.js';
 
 /** A session whose actor is running in this process. */
 export interface LiveSession {
@@ -208,7 +209,8 @@ export function createSessionRegistry(options: {
     try {
       return start(key, state);
     } catch (error) {
-      sessions.get(key)?.actor.stop();
+      const started = sessions.get(key);
+      if (started !== undefined) stopSession(started.actor);
       sessions.delete(key);
       throw restoreFailure(key, error);
     }
@@ -268,7 +270,7 @@ export function createSessionRegistry(options: {
       // Write first, then forget: a later hydrate reads what this wrote (the ledger orders reads after writes).
       const written = ledger.putSession(recordOf(session));
       sessions.delete(key);
-      session.actor.stop();
+      stopSession(session.actor);
       await written;
       return true;
     },
@@ -283,7 +285,7 @@ export function createSessionRegistry(options: {
       const writes = all.map((session) => ledger.putSession(recordOf(session)));
       for (const session of all) {
         sessions.delete(session.key);
-        session.actor.stop();
+        stopSession(session.actor);
       }
       await Promise.all(writes);
     },

@@ -1,6 +1,7 @@
 import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
+import { activityOf } from '../../src/actors/session-activity.js';
 import { admissionFor, statusOf } from '../../src/actors/session-admission.js';
 import type { QueuedMessage, SessionEvent } from '../../src/actors/session-context.js';
 import { createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
@@ -73,7 +74,7 @@ function admit(actor: SessionActor, messageId: string, settings: Partial<QueueSe
 function streaming() {
   const live = session();
   admit(live.actor, 'm1');
-  live.actor.send({ type: 'RUN.PHASE', phase: 'streaming' });
+  live.runs[0]?.request.setPhase('streaming');
   return live;
 }
 
@@ -96,7 +97,8 @@ describe('session admission', () => {
         disposition: 'started',
         runId: 'run_1',
       });
-      expect(actor.getSnapshot().value).toEqual({ running: 'starting' });
+      expect(actor.getSnapshot().value).toBe('running');
+      expect(activityOf(actor.getSnapshot())).toBe('starting');
     }
   });
 
@@ -114,7 +116,7 @@ describe('session admission', () => {
 
   it('queues a steer message as a followup when the run is settling', () => {
     const { actor, runs } = streaming();
-    actor.send({ type: 'RUN.PHASE', phase: 'settling' });
+    runs[0]?.request.setPhase('settling');
     expect(admit(actor, 'm2', { mode: 'steer' })).toEqual({
       messageId: 'm2',
       kind: 'enqueue',

@@ -1,0 +1,101 @@
+import type { Clock } from '../core/clock.js';
+import { runAbortReason, type AbortStatus } from '../runner/run-abort.js';
+import type { RunPhase } from '../runner/run-context.js';
+import type { ExecuteRun, RunRequest } from '../runner/run-request.js';
+import { isRunPaused } from '../runner/run-summary.js';
+import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/steer-inbox.js';
+import type { ActiveRun, SessionEvent } from './session-context.js';
+
+/**
+ * The live side of a session's active run, a plain object the session machine owns: its AbortController, its
+ * steering inbox and its phase as data (a phase change is no machine transition).
+ */
+export interface RunHandle {
+  readonly controller: AbortController;
+  readonly steering: SteerInbox;
+  phase: RunPhase;
+  /** Set once the run's promise settled: there is nothing left to abort. */
+  settled: boolean;
+}
+
+/**
+ * The handle of each active run, keyed by the context's run object: that object lives exactly as long as the run
+ * (a resumed run is a new object), so the serialisable snapshot holds no handle and a hydrated one has none.
+ */
+const handles = new WeakMap<ActiveRun, RunHandle>();
+
+/** Where a run's end goes: the session actor, while it still runs. */
+export interface RunReport {
+  readonly send: (event: SessionEvent) => void;
+  /** False once the session actor was stopped (nothing is sent to it then). */
+  readonly active: () => boolean;
+}
+
+/** Abort the handle's run unless it is already aborted. */
+function abortHandle(handle: RunHandle, status: AbortStatus, reason: string): void {
+  if (!handle.controller.signal.aborted) handle.controller.abort(runAbortReason(status, reason));
+}
+
+/** The run request for `run` of `sessionKey`, bound to its handle. */
+function requestFor(sessionKey: string, run: ActiveRun, handle: RunHandle): RunRequest {
+  return {
+    sessionKey,
+    run,
+    signal: handle.controller.signal,
+    steering: handle.steering,
+    abort: (status, reason) => abortHandle(handle, status, reason),
+    setPhase: (phase) => {
+      handle.phase = phase;
+    },
+  };
+}
+
+/**
+ * Start the session's active run: keep its handle, execute it, and report its end (RUN.DONE, RUN.PAUSED) or that
+ * it could not start (RUN.NOT_STARTED). A paused run aborted or interrupted meanwhile comes back only to end.
+ */
+export function startRun(
+  executeRun: ExecuteRun,
+  clock: Clock,
+  sessionKey: string,
+  run: ActiveRun,
+  report: RunReport,
+): void {
+  const handle: RunHandle = {
+    controller: new AbortController(),
+    steering: createSteerInbox(),
+    phase: 'starting',
+    settled: false,
+  };
+  handles.set(run, handle);
+  const abort = run.resume?.abort;
+  if (abort !== undefined) abortHandle(handle, abort.status, abort.reason);
+  const send = (event: SessionEvent): void => {
+    handle.settled = true;
+    if (report.active()) report.send(event);
+  };
+  executeRun(requestFor(sessionKey, run, handle)).then(
+    (result) => {
+      const unadmitted: SteerMessage[] = handle.steering.take();
+      if (isRunPaused(result)) send({ type: 'RUN.PAUSED', paused: result, unadmitted, at: result.at });
+      else send({ type: 'RUN.DONE', summary: result, unadmitted, at: result.endedAt });
+    },
+    () => send({ type: 'RUN.NOT_STARTED', at: clock.now() }),
+  );
+}
+
+/** The phase of the session's active run (`starting` until the run says otherwise, or without a handle). */
+export function phaseOf(run: ActiveRun | null): RunPhase {
+  return run === null ? 'starting' : (handles.get(run)?.phase ?? 'starting');
+}
+
+/** Hand a steer message to the active run for its next boundary. */
+export function steerRun(run: ActiveRun | null, message: SteerMessage): void {
+  if (run !== null) handles.get(run)?.steering.push(message);
+}
+
+/** Abort the active run (an abort, an interrupting message, or the session actor stopping while it runs). */
+export function abortRun(run: ActiveRun | null, status: AbortStatus, reason: string): void {
+  const handle = run === null ? undefined : handles.get(run);
+  if (handle !== undefined && !handle.settled) abortHandle(handle, status, reason);
+}

@@ -1,0 +1,95 @@
+import { createActor } from 'xstate';
+import { fakeClock } from 'agentlanes/testing';
+import { describe, expect, it, vi } from 'vitest';
+import { activityOf } from '../../src/actors/session-activity.js';
+import { createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
+import { stopSession } from '../../src/actors/session-stop.js';
+import { RuntimeError } from '../../src/core/errors.js';
+import { sequentialIds } from '../../src/core/ids.js';
+import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
+import type { RunRequest } from '../../src/runner/run-request.js';
+import type { RunResult } from '../../src/runner/run-summary.js';
+
+/** A bare session actor with one run started, waiting until the test finishes it. */
+function sessionWithRun() {
+  const clock = fakeClock({ now: 1000 });
+  const runs: { request: RunRequest; finish: (result: RunResult) => void }[] = [];
+  const ended: RunResult[] = [];
+  const machine = createSessionMachine({
+    clock,
+    ids: sequentialIds(),
+    executeRun: (request) => new Promise<RunResult>((resolve) => runs.push({ request, finish: resolve })),
+    onIdle: () => undefined,
+    onRunEnded: (_key, summary) => ended.push(summary),
+    onRunPaused: () => undefined,
+    pauseTimeoutMs: 60_000,
+    onPlanStopped: () => undefined,
+    endPlan: () => undefined,
+  });
+  const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
+  actor.start();
+  actor.send({
+    type: 'ADMIT',
+    item: { messageId: 'm1', text: 'hi', mode: 'followup', enqueuedAt: 1000, debounceMs: 0, maxWaitMs: 0 },
+    settings: defaultQueueSettings,
+    recorded: 'pending',
+    at: 1000,
+    remember: false,
+    waitMs: 0,
+  });
+  const run = runs[0];
+  if (run === undefined) throw new Error('no run started');
+  return { actor, clock, run, ended };
+}
+
+const summary: RunResult = {
+  runId: 'run_1',
+  status: 'completed',
+  text: '',
+  messageIds: ['m1'],
+  startedAt: 1000,
+  endedAt: 1000,
+};
+
+describe('the run handle of a session', () => {
+  it('keeps the run phase as data without a machine transition when the run reports a phase', () => {
+    const { actor, run } = sessionWithRun();
+    const before = actor.getSnapshot();
+    run.request.setPhase('streaming');
+    expect(actor.getSnapshot()).toBe(before);
+    expect(activityOf(actor.getSnapshot())).toBe('streaming');
+    run.request.setPhase('settling');
+    expect(activityOf(actor.getSnapshot())).toBe('settling');
+  });
+
+  it('keeps no run handle in the persisted snapshot when a run is in flight', () => {
+    const { actor, run } = sessionWithRun();
+    run.request.setPhase('tools');
+    const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as Record<string, unknown>;
+    expect(persisted['children']).toEqual({});
+    expect(JSON.stringify(persisted)).not.toContain('tools');
+  });
+
+  it('aborts the run in flight when the session actor is stopped', async () => {
+    const { actor, clock, run, ended } = sessionWithRun();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    stopSession(actor);
+    expect(run.request.signal.aborted).toBe(true);
+    expect(run.request.signal.reason).toBeInstanceOf(RuntimeError);
+    expect((run.request.signal.reason as RuntimeError).message).toBe('session stopped');
+    run.finish(summary);
+    await clock.advance(0);
+    expect(ended).toEqual([]);
+    expect(warn).not.toHaveBeenCalled();
+    warn.mockRestore();
+  });
+
+  it('leaves a run that ended alone when the session actor is stopped afterwards', async () => {
+    const { actor, clock, run, ended } = sessionWithRun();
+    run.finish(summary);
+    await clock.advance(0);
+    expect(ended).toEqual([summary]);
+    stopSession(actor);
+    expect(run.request.signal.aborted).toBe(false);
+  });
+});
