@@ -6,7 +6,6 @@ import { isRunPause, type RunContext } from './run-context.js';
 import { cancelPause, loadResume, recordPause, settleBatch } from './run-pause.js';
 import { closeRunRecord, openRunRecord, runHistory } from './run-records.js';
 import type { RunScope } from './run-scope.js';
-import { writeInBackground } from './run-services.js';
 import type { RunResult, RunSummary } from './run-summary.js';
 import { runTurnLoop } from './turn-loop.js';
 
@@ -31,9 +30,13 @@ async function runSegment(scope: RunScope, runContext: RunContext, startedAt: nu
 export async function executeRunInLane(scope: RunScope): Promise<RunResult> {
   if (scope.request.run.resume !== undefined) return continueRun(scope);
   const startedAt = scope.services.clock.now();
-  openRunRecord(scope, startedAt);
+  const opened = openRunRecord(scope, startedAt);
   const base = buildRunContext(scope, undefined, { turnIndex: 0, compensationSeq: 1 });
-  return runSegment(scope, { ...base, history: await runHistory(scope) }, startedAt);
+  const history = await runHistory(scope);
+  // The run is durable before it can cause a side effect: a crash then closes it as crashed instead of running
+  // its messages (and their tools) a second time under a new run.
+  await opened;
+  return runSegment(scope, { ...base, history }, startedAt);
 }
 
 /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
@@ -42,7 +45,9 @@ async function continueRun(scope: RunScope): Promise<RunResult> {
   const { run } = request;
   const loaded = await loadResume(scope.pause, request.sessionKey, run.runId);
   const compensations = await services.ledger.listCompensations(run.runId);
-  writeInBackground(services, services.ledger.setRunStatus(run.runId, 'running'));
+  // Durable before any approved call runs: a crash after a side effect must find the run open (it closes as
+  // crashed), never still paused with its approval recorded (the call would run a second time).
+  await services.ledger.setRunStatus(run.runId, 'running');
   scope.port.emit({ type: 'run.resumed', runId: run.runId, from: loaded.from });
   const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
   const runContext: RunContext = {
@@ -66,7 +71,7 @@ export async function endRunBeforeStart(scope: RunScope): Promise<RunSummary> {
     return closeRunRecord(scope, run.startedAt, { status, ...progress, error });
   }
   const startedAt = services.clock.now();
-  openRunRecord(scope, startedAt);
+  void openRunRecord(scope, startedAt);
   const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
   return closeRunRecord(scope, startedAt, { status, ...nothing, error });
 }

@@ -7,28 +7,27 @@ import { scrubErrorInfo } from './scrub-event.js';
 import { turnsToMessages } from './transcript.js';
 
 /** Record a run's opening: its run row, its messages marked consumed, and `run.started`. */
-export function openRunRecord(scope: RunScope, startedAt: number): void {
+export function openRunRecord(scope: RunScope, startedAt: number): Promise<void> {
   const { services, request, port } = scope;
   const { run, sessionKey } = request;
   const primary = services.candidates[0];
-  writeInBackground(
-    services,
-    services.ledger.openRun({
-      runId: run.runId,
-      sessionKey,
-      status: 'running',
-      messageIds: run.messageIds,
-      provider: primary.providerName,
-      model: primary.model,
-      startedAt,
-      usage: { inputTokens: 0, outputTokens: 0 },
-      text: '',
-    }),
-  );
-  writeInBackground(
-    services,
-    services.ledger.updateMessages(sessionKey, run.messageIds, { status: run.consumedAs, runId: run.runId }),
-  );
+  const opened = services.ledger.openRun({
+    runId: run.runId,
+    sessionKey,
+    status: 'running',
+    messageIds: run.messageIds,
+    provider: primary.providerName,
+    model: primary.model,
+    startedAt,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    text: '',
+  });
+  const consumed = services.ledger.updateMessages(sessionKey, run.messageIds, {
+    status: run.consumedAs,
+    runId: run.runId,
+  });
+  writeInBackground(services, opened);
+  writeInBackground(services, consumed);
   port.emit({
     type: 'run.started',
     runId: run.runId,
@@ -36,6 +35,8 @@ export function openRunRecord(scope: RunScope, startedAt: number): void {
     provider: primary.providerName,
     model: primary.model,
   });
+  // Settles once both writes did (a failure is reported above): callers wait for it before any side effect.
+  return Promise.allSettled([opened, consumed]).then(() => undefined);
 }
 
 /** Record a run's end (its error scrubbed of secrets, once, whatever its path) and emit `run.ended`. */
