@@ -75,7 +75,13 @@ describe('a durable consumer killed with SIGKILL', () => {
     const dbPath = join(directory, 'ledger.db');
 
     // Killed while six runs stream tokens, mid-way through handling an event.
-    const before = await runChild(dbPath, 6, (seen) => seen.length >= 120);
+    const before = await runChild(
+      dbPath,
+      6,
+      (seen) =>
+        seen.length >= 120 &&
+        seen.some((event) => event.type === 'run.started' && event.sessionKey === 'chat:hang'),
+    );
     expect(before.length).toBeGreaterThanOrEqual(120);
 
     // Every cursor the consumer saw names that very event in the file: it was durable before it was delivered.
