@@ -2,8 +2,8 @@ import type { AbortStatus } from '../runner/run-abort.js';
 import type { Disposition } from '../core/dispositions.js';
 import type { PauseState } from '../core/events.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
-import type { QueueSettings } from '../policies/queue-settings.js';
-import type { PausedCallInfo, RunPaused, RunSummary } from '../runner/run-summary.js';
+import type { QueueSettings, QueueSettingsInput } from '../policies/queue-settings.js';
+import type { PausedCallInfo, RunPaused, RunResult, RunSummary } from '../runner/run-summary.js';
 
 /** A message waiting in a session's queue. Plain data: it lives in the persisted actor snapshot. */
 export interface QueuedMessage {
@@ -101,6 +101,21 @@ export interface SessionContext {
   readonly plans?: readonly PlanHold[];
   /** What became of the last admitted message (absent until one was admitted). */
   readonly admitted?: Admitted;
+  /** The session's queue-settings override (`configure`); the ledger row stores it (absent when none). */
+  readonly override?: QueueSettingsInput;
+  /** The session's own tool-policy layer, as stored (the runtime validates it); the ledger row stores it. */
+  readonly toolPolicy?: unknown;
+  /**
+   * The last run that ended while nobody waited for it: the next `waitForEnd()` answers it instead of `idle`, so a
+   * run that failed before its sender asked is never reported as nothing. Not persisted (the ledger has the run).
+   */
+  readonly unobservedEnd?: RunSummary | undefined;
+}
+
+/** What the session actor emits (`actor.on`): a run (or a plan run) of the session paused or ended. */
+export interface RunSettled {
+  readonly type: 'run.settled';
+  readonly result: RunResult;
 }
 
 /** How an admitted message ended up, as the ADMIT that took it left the session (BEHAVIOUR.md, "Queue modes"). */
@@ -137,6 +152,9 @@ export type SessionEvent =
   | { type: 'CANCEL'; messageIds: readonly string[] }
   | { type: 'HYDRATED' }
   | { type: 'PREFER_PROFILE'; profileId: string | null }
+  | { type: 'CONFIGURE'; override: QueueSettingsInput }
+  | { type: 'CONFIGURE_TOOLS'; layer: unknown }
+  | { type: 'END.OBSERVED'; runId: string }
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'RUN.PAUSED'; paused: RunPaused; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'PAUSE.SETTLED'; turn: number; position: number }

@@ -1,4 +1,4 @@
-import { assign, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import { assign, enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { Clock } from '../core/clock.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { AbortStatus } from '../runner/run-abort.js';
@@ -16,10 +16,11 @@ import { idleAdmission, runningAdmission, type AdmitGuardParams } from './sessio
 import {
   initialSessionContext,
   type ActiveRun,
+  type RunSettled,
   type SessionContext,
   type SessionEvent,
 } from './session-context.js';
-import type { RunPaused, RunResult, RunSummary } from '../runner/run-summary.js';
+import type { RunPaused, RunSummary } from '../runner/run-summary.js';
 import {
   awaitToolResults,
   pauseRun,
@@ -29,7 +30,10 @@ import {
   waitingCalls,
 } from './session-pause.js';
 import { awaitingApprovalState, awaitingToolResultsState } from './session-paused-states.js';
-import { applyPlanEvent, heldPlans, planEnding, planStoppedResult } from './session-plans.js';
+import { applyPlanEvent, heldPlans, planEnding } from './session-plans.js';
+import { settledResult, withoutUnobservedEnd, withUnobservedEnd } from './session-run-settled.js';
+import { configured } from './session-configure.js';
+import type { SessionSettings } from './session-record.js';
 
 /** What the session machine needs from the runtime. One machine serves every session of a runtime. */
 export interface SessionMachineDeps {
@@ -45,8 +49,6 @@ export interface SessionMachineDeps {
   readonly onRunPaused: (sessionKey: string, paused: RunPaused) => void;
   /** How long a paused run waits before it continues without the missing decisions and results. */
   readonly pauseTimeoutMs: number;
-  /** Called when a plan run of the session paused or ended (its `waitForEnd()` callers are answered). */
-  readonly onPlanStopped: (sessionKey: string, result: RunResult) => void;
   /** End a plan run the session holds: abort it when it runs, close it when it is paused. */
   readonly endPlan: (sessionKey: string, runId: string, status: AbortStatus, reason: string) => void;
 }
@@ -59,6 +61,8 @@ function isActive(actor: { getSnapshot(): { status: string } }): boolean {
 /** Input of a session actor: its key and, when hydrating, nothing else (the snapshot carries the context). */
 export interface SessionInput {
   readonly sessionKey: string;
+  /** The settings of the session's ledger row (a new session has none). @default {} */
+  readonly settings?: SessionSettings;
 }
 
 /** Build the session machine (XState v5) for one runtime: states of ARCHITECTURE.md §3. */
@@ -69,6 +73,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       context: {} as SessionContext,
       events: {} as SessionEvent,
       input: {} as SessionInput,
+      emitted: {} as RunSettled,
     },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
@@ -115,7 +120,10 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         if (event.type !== 'RUN.DONE') return context;
         const queued = new Set(context.queue.map((item) => item.messageId));
         const unadmitted = event.unadmitted.filter((message) => !queued.has(message.messageId));
-        return endRun(context, unadmitted, unadmittedItem(event.at), event.at);
+        return withUnobservedEnd(
+          endRun(context, unadmitted, unadmittedItem(event.at), event.at),
+          event.summary,
+        );
       }),
       runEnded: ({ context, event }) => {
         if (event.type === 'RUN.DONE') deps.onRunEnded(context.sessionKey, event.summary);
@@ -123,7 +131,9 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       pauseRun: assign(({ context, event }) => {
         if (event.type !== 'RUN.PAUSED') return context;
         const returned = event.unadmitted.map(unadmittedItem(event.at));
-        return pauseRun(context, event.paused, returned, event.at + deps.pauseTimeoutMs);
+        return withoutUnobservedEnd(
+          pauseRun(context, event.paused, returned, event.at + deps.pauseTimeoutMs),
+        );
       }),
       runPaused: ({ context, event }) => {
         if (event.type === 'RUN.PAUSED') deps.onRunPaused(context.sessionKey, event.paused);
@@ -131,10 +141,11 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       continueRun: assign(({ context }) => continueRun(context)),
       awaitToolResults: assign(({ context }) => awaitToolResults(context)),
       planChanged: assign(({ context, event }) => applyPlanEvent(context, event)),
-      planStopped: ({ context, event }) => {
-        const result = planStoppedResult(event);
-        if (result !== undefined) deps.onPlanStopped(context.sessionKey, result);
-      },
+      // `waitForEnd()` listens for this (actor.on): a run's or a plan run's pause or end, after its events went out.
+      settled: enqueueActions(({ event, enqueue }) => {
+        const result = settledResult(event);
+        if (result !== undefined) enqueue.emit({ type: 'run.settled', result });
+      }),
       // An abort ends the plan runs the session holds; an interrupting message ends a paused one.
       endPlans: ({ context, event }) => {
         const ending = planEnding(event);
@@ -156,14 +167,17 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     },
   }).createMachine({
     id: 'session',
-    context: ({ input }) => initialSessionContext(input.sessionKey),
+    context: ({ input }) => ({ ...initialSessionContext(input.sessionKey), ...input.settings }),
     initial: 'idle',
     on: {
       CANCEL: { actions: assign(({ context, event }) => removeQueued(context, event.messageIds)) },
       PREFER_PROFILE: { actions: assign({ preferredProfile: ({ event }) => event.profileId }) },
+      CONFIGURE: { actions: assign(({ context, event }) => configured(context, event)) },
+      CONFIGURE_TOOLS: { actions: assign(({ context, event }) => configured(context, event)) },
+      'END.OBSERVED': { actions: assign(({ context, event }) => withoutUnobservedEnd(context, event.runId)) },
       'PLAN.HELD': { actions: 'planChanged' },
-      'PLAN.PAUSED': { actions: ['planChanged', 'planStopped'] },
-      'PLAN.ENDED': { actions: ['planChanged', 'planStopped'] },
+      'PLAN.PAUSED': { actions: ['planChanged', 'settled'] },
+      'PLAN.ENDED': { actions: ['planChanged', 'settled'] },
     },
     states: {
       idle: {
@@ -172,8 +186,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           ABORT: { actions: 'endPlans' },
           // A plan held or let go: the queue waits for it, or drains now.
           'PLAN.HELD': { target: '.check', reenter: true, actions: 'planChanged' },
-          'PLAN.PAUSED': { target: '.check', reenter: true, actions: ['planChanged', 'planStopped'] },
-          'PLAN.ENDED': { target: '.check', reenter: true, actions: ['planChanged', 'planStopped'] },
+          'PLAN.PAUSED': { target: '.check', reenter: true, actions: ['planChanged', 'settled'] },
+          'PLAN.ENDED': { target: '.check', reenter: true, actions: ['planChanged', 'settled'] },
           CANCEL: {
             target: '.check',
             reenter: true,
@@ -213,17 +227,20 @@ export function createSessionMachine(deps: SessionMachineDeps) {
                 event.unadmitted.length === 0 &&
                 heldPlans(context).length === 0,
               target: '#session.idle.empty',
-              actions: [{ type: 'endRun' }, { type: 'runEnded' }],
+              actions: [{ type: 'endRun' }, { type: 'runEnded' }, { type: 'settled' }],
             },
-            { target: 'idle', actions: [{ type: 'endRun' }, { type: 'runEnded' }] },
+            { target: 'idle', actions: [{ type: 'endRun' }, { type: 'runEnded' }, { type: 'settled' }] },
           ],
           'RUN.PAUSED': [
             {
               guard: { type: 'pausedFor', params: 'awaiting_approval' },
               target: 'awaiting_approval',
-              actions: [{ type: 'pauseRun' }, { type: 'runPaused' }],
+              actions: [{ type: 'pauseRun' }, { type: 'runPaused' }, { type: 'settled' }],
             },
-            { target: 'awaiting_tool_results', actions: [{ type: 'pauseRun' }, { type: 'runPaused' }] },
+            {
+              target: 'awaiting_tool_results',
+              actions: [{ type: 'pauseRun' }, { type: 'runPaused' }, { type: 'settled' }],
+            },
           ],
           'RUN.NOT_STARTED': {
             target: 'idle',

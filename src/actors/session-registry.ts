@@ -4,32 +4,20 @@ import { isRuntimeError, RuntimeError } from '../core/errors.js';
 import type { Ledger, SessionRecord, SessionState } from '../ledger/ledger.js';
 import { restoreFailure } from './restore-failure.js';
 import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
-import type { QueueSettingsInput } from '../policies/queue-settings.js';
-import type { RunResult, RunSummary } from '../runner/run-summary.js';
 import type { PauseContext, SessionContext } from './session-context.js';
 import { pausedPlanToRestore, type HydrateState } from './session-plan-restore.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';
 import { stopSession } from './session-stop.js';
+import { recordOf as rowOf, settingsOf, snapshotWithSettings } from './session-record.js';
 
 /** A session whose actor is running in this process. */
 export interface LiveSession {
   readonly key: string;
   readonly actor: SessionActor;
-  /** The session's queue-settings override (`configure`). */
-  override: QueueSettingsInput;
   /** Fence epoch: bumped each time the session is hydrated. */
   readonly epoch: number;
   /** Seq of the session's last event. */
   lastSeq: number;
-  /** Callers of `waitForEnd` waiting for the active run to end or pause. */
-  waiters: Set<(result: RunResult) => void> | undefined;
-  /**
-   * The last run that ended while nobody waited for it: the next `waitForEnd()` answers it instead of `idle`, so a
-   * run that failed before its sender asked is never reported as nothing.
-   */
-  unobservedEnd: RunSummary | undefined;
-  /** The session's own tool-policy layer, as stored (the runtime validates it). */
-  toolPolicy: unknown;
   /** Settles once every admission in progress (writing its inbox record, not yet applied) is done. */
   admitting: Promise<void> | undefined;
 }
@@ -170,21 +158,20 @@ export function createSessionRegistry(options: {
 
   function start(key: string, state: HydrateState): LiveSession {
     const { record } = state;
-    const snapshot = restorable(key, record?.snapshot, state, defaults, clock.now());
+    const restored = restorable(key, record?.snapshot, state, defaults, clock.now());
+    // The machine's context holds the session's settings; the row's columns are where they are stored.
+    const settings = settingsOf(record);
+    const snapshot = restored === undefined ? undefined : snapshotWithSettings(restored, settings);
     const actor =
       snapshot === undefined
-        ? createActor(machine, { input: { sessionKey: key }, clock })
-        : createActor(machine, { input: { sessionKey: key }, clock, snapshot });
+        ? createActor(machine, { input: { sessionKey: key, settings }, clock })
+        : createActor(machine, { input: { sessionKey: key, settings }, clock, snapshot });
     const session: LiveSession = {
       key,
       actor,
-      override: { ...(record?.override ?? {}) },
       epoch: (record?.epoch ?? 0) + 1,
       lastSeq: Math.max(record?.lastSeq ?? 0, state.lastSeq),
-      waiters: undefined,
-      unobservedEnd: undefined,
       admitting: undefined,
-      toolPolicy: record?.toolPolicy,
     };
     sessions.set(key, session);
     actor.start();
@@ -235,17 +222,7 @@ export function createSessionRegistry(options: {
     return state;
   }
 
-  function recordOf(session: LiveSession): SessionRecord {
-    return {
-      sessionKey: session.key,
-      override: session.override,
-      ...(session.toolPolicy === undefined ? {} : { toolPolicy: session.toolPolicy }),
-      snapshot: session.actor.getPersistedSnapshot(),
-      epoch: session.epoch,
-      lastSeq: session.lastSeq,
-      updatedAt: clock.now(),
-    };
-  }
+  const recordOf = (session: LiveSession): SessionRecord => rowOf(session, clock.now());
 
   return {
     live: (key) => sessions.get(key),
@@ -264,7 +241,6 @@ export function createSessionRegistry(options: {
     async hibernate(key) {
       const session = sessions.get(key);
       if (session === undefined || !session.actor.getSnapshot().matches({ idle: 'empty' })) return false;
-      if (session.waiters !== undefined && session.waiters.size > 0) return false;
       // A message being written is not applied yet: the session only looks idle.
       if (session.admitting !== undefined) return false;
       // Write first, then forget: a later hydrate reads what this wrote (the ledger orders reads after writes).

@@ -64,7 +64,7 @@ export function decide(
   const { byChannel } = deps.queueDefaults;
   const settings = resolveQueueSettings({
     message: options,
-    session: session.override,
+    session: before.context.override,
     channel: channel !== undefined && Object.hasOwn(byChannel, channel) ? byChannel[channel] : undefined,
     runtime: deps.queueDefaults,
   });

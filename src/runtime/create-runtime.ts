@@ -100,7 +100,8 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     clock,
     onError,
   });
-  const toolsFor = (sessionKey: string) => sessionTools.registryFor(live(sessionKey)?.toolPolicy);
+  const toolsFor = (sessionKey: string) =>
+    sessionTools.registryFor(live(sessionKey)?.actor.getSnapshot().context.toolPolicy);
   const accepting = () => state.closing === undefined;
   const toolByName = (name: string) => sessionTools.byName(name);
   const parts = {

@@ -10,7 +10,6 @@ import { endHeldPlan } from '../runner/plan-end.js';
 import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import type { RuntimeConfig } from './runtime-options.js';
-import { answerWaiters, notifyRunWaiters } from './run-waiters.js';
 
 /** The session side of a runtime: the registry of live sessions and the sweeper that hibernates idle ones. */
 export interface OpenedSessions {
@@ -50,13 +49,10 @@ export function openSessions(
     ids: config.ids,
     executeRun: createRunExecutor(services),
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
-    onRunEnded: (sessionKey, summary) => notifyRunWaiters(bus, liveOf, sessionKey, summary),
-    onRunPaused: (sessionKey, paused) => notifyRunWaiters(bus, liveOf, sessionKey, paused),
+    // The events announcing the pause or end go out now; `waitForEnd()` hears the machine's `run.settled` after.
+    onRunEnded: (sessionKey) => bus.adopted(sessionKey),
+    onRunPaused: (sessionKey) => bus.adopted(sessionKey),
     pauseTimeoutMs: limits.pauseTimeoutMs,
-    onPlanStopped: (sessionKey, result) => {
-      const live = liveOf(sessionKey);
-      if (live !== undefined) answerWaiters(live, result);
-    },
     endPlan: (sessionKey, runId, status, reason) => {
       const live = liveOf(sessionKey);
       const control = live === undefined ? undefined : sessionControlOf(internals.get(), live);

@@ -14,7 +14,7 @@ export function sessionSettings(
       assertOpen(internals);
       const override = parseQueueSettings('configure', settings);
       await withSession(key, (live) => {
-        live.override = { ...live.override, ...override };
+        live.actor.send({ type: 'CONFIGURE', override });
         return registry.persist(live);
       });
     },
@@ -35,7 +35,7 @@ export function sessionSettings(
       assertOpen(internals);
       const parsed = layer === null ? undefined : internals.sessionTools.parseLayer('configureTools', layer);
       await withSession(key, (live) => {
-        live.toolPolicy = parsed;
+        live.actor.send({ type: 'CONFIGURE_TOOLS', layer: parsed });
         return registry.persist(live);
       });
     },

@@ -53,21 +53,31 @@ function pausedInfo(
   return { runId, state, waiting };
 }
 
+/** What `waitForEnd()` answers for a run's pause or end. */
+function answerOf(result: RunResult): WaitResult {
+  return isRunPaused(result)
+    ? { status: 'paused', ...pausedInfo(result.runId, result.state, result.calls) }
+    : { status: 'ended', run: result };
+}
+
+/**
+ * Wait for the machine's next `run.settled` (a run's or a plan run's pause or end). The end is observed at once
+ * (the next `waitForEnd()` does not answer it again); the answer comes a macrotask later, so a subscriber has
+ * seen the events announcing it.
+ */
 function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
+  const { clock } = internals.services;
   return new Promise<WaitResult>((resolve) => {
-    const waiter = (result: RunResult): void => {
-      internals.services.clock.clearTimeout(timer);
-      resolve(
-        isRunPaused(result)
-          ? { status: 'paused', ...pausedInfo(result.runId, result.state, result.calls) }
-          : { status: 'ended', run: result },
-      );
-    };
-    const timer = internals.services.clock.setTimeout(() => {
-      session.waiters?.delete(waiter);
+    const subscription = session.actor.on('run.settled', ({ result }) => {
+      subscription.unsubscribe();
+      clock.clearTimeout(timer);
+      session.actor.send({ type: 'END.OBSERVED', runId: result.runId });
+      setImmediate(() => resolve(answerOf(result)));
+    });
+    const timer = clock.setTimeout(() => {
+      subscription.unsubscribe();
       resolve({ status: 'timeout' });
     }, timeoutMs);
-    (session.waiters ??= new Set()).add(waiter);
   });
 }
 
@@ -93,8 +103,8 @@ export function waitForRun(
     return Promise.resolve({ status: 'paused', runId: plan.runId, state: 'awaiting_approval', waiting });
   }
   if (!isRunActive(activityOf(snapshot))) {
-    const ended = session.unobservedEnd;
-    session.unobservedEnd = undefined;
+    const ended = snapshot.context.unobservedEnd;
+    if (ended !== undefined) session.actor.send({ type: 'END.OBSERVED', runId: ended.runId });
     return Promise.resolve(ended === undefined ? { status: 'idle' } : { status: 'ended', run: ended });
   }
   return waitOn(internals, session, timeoutMs);

@@ -23,7 +23,6 @@ function sessionWithRun() {
     onRunEnded: (_key, summary) => ended.push(summary),
     onRunPaused: () => undefined,
     pauseTimeoutMs: 60_000,
-    onPlanStopped: () => undefined,
     endPlan: () => undefined,
   });
   const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });

@@ -32,7 +32,6 @@ function session() {
     onRunEnded: () => undefined,
     onRunPaused: () => undefined,
     pauseTimeoutMs: 60_000,
-    onPlanStopped: () => undefined,
     endPlan: (_key, runId, status) => endedPlans.push({ runId, status }),
   });
   const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
