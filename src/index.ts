@@ -123,7 +123,7 @@ export {
 } from './policies/queue-settings.js';
 export { summarizeOlderTurns, type Compactor, type CompactionInput } from './runner/compaction.js';
 export { classifyFailure, failureReasons, type FailureReason } from './policies/classify-failure.js';
-export type { AuthProfileConfig, SecretSource } from './runtime/auth-profiles.js';
-export type { ProfileStats } from './runtime/auth-profile-stats.js';
+export type { AuthProfileConfig, SecretSource } from './runner/auth-profiles.js';
+export type { ProfileStats } from './runner/auth-profile-stats.js';
 export { dispositions, type Disposition } from './core/dispositions.js';
 export { dropReasons, type DropReason } from './core/drop-reasons.js';

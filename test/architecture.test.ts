@@ -90,8 +90,8 @@ const maxFunctionLines = 60;
  */
 const longFunctions: Record<string, string> = {
   'cli/describe-event.ts#describeEvent': 'data table: one case per event type of an exhaustive switch',
-  'actors/session-machine.ts#createSessionMachine': 'TODO(issue 12): the session machine definition',
-  'actors/session-registry.ts#createSessionRegistry': 'TODO(issue 12): factory closing over its helpers',
+  'actors/session-machine.ts#createSessionMachine':
+    'data table: the declarative XState machine config (states and transitions)',
 };
 
 /** The name a function is known by: its own, or the variable or property it is assigned to. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLedger, type Ledger, type RuntimeOptions } from 'agentlanes';
 import { fakeClock } from 'agentlanes/testing';
-import { createAuthProfileStore } from '../../src/runtime/auth-profile-store.js';
-import { createAuthProfiles } from '../../src/runtime/auth-profiles.js';
+import { createAuthProfileStore } from '../../src/runner/auth-profile-store.js';
+import { createAuthProfiles } from '../../src/runner/auth-profiles.js';
 import { createHarness } from '../support/runtime-harness.js';
 
 const twoKeys: RuntimeOptions['authProfiles'] = [

@@ -4,7 +4,7 @@ import type { FailureReason } from '../policies/classify-failure.js';
 import { scrubSecrets } from '../core/scrub-secrets.js';
 import { orderProfiles, type ProfileKind } from '../policies/order-profiles.js';
 import { isAvailable, availableAt, type ProfileState } from '../policies/profile-cooldown.js';
-import type { AuthProfilePool, PickedProfile, ProfileAvailability } from '../runner/failover-context.js';
+import type { AuthProfilePool, PickedProfile, ProfileAvailability } from './failover-context.js';
 import { missingSecretMessage, resolveSecret } from './auth-profile-secrets.js';
 import { createProfileStats, type ProfileStats } from './auth-profile-stats.js';
 import { createAuthProfileStore, profileStateOf, type AuthProfileStore } from './auth-profile-store.js';
