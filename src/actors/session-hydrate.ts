@@ -1,7 +1,7 @@
 import { createActor } from 'xstate';
 import type { Clock } from '../core/clock.js';
 import { isRuntimeError, type RuntimeError } from '../core/errors.js';
-import type { Ledger, SessionState } from '../ledger/ledger.js';
+import type { Ledger, SessionState } from '../ledger/index.js';
 import { restoreFailure } from './restore-failure.js';
 import type { ReconcileDefaults } from './session-reconcile.js';
 import { pausedPlanToRestore, type HydrateState } from './session-plan-restore.js';

@@ -1,4 +1,4 @@
-import type { Ledger, SessionState } from '../ledger/ledger.js';
+import type { Ledger, SessionState } from '../ledger/index.js';
 import type { PlanHold, PlanStepWait, SessionContext } from './session-context.js';
 
 /** The plan holds a saved snapshot recorded (none when it has none or is not a session snapshot). */

@@ -1,4 +1,4 @@
-import type { InboxRecord, SessionState } from '../ledger/ledger.js';
+import type { InboxRecord, SessionState } from '../ledger/index.js';
 import { dedupeMaxIds, dedupeWindowMs, type SeenMessage } from '../policies/dedupe.js';
 import { initialSessionContext, type QueuedMessage, type SessionContext } from './session-context.js';
 

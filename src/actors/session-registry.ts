@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { RuntimeError } from '../core/errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import type { ReconcileDefaults } from './session-reconcile.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';
 import { loadSession, type RegistryState } from './session-hydrate.js';

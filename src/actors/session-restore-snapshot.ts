@@ -1,6 +1,6 @@
 import type { Snapshot } from 'xstate';
 import { RuntimeError } from '../core/errors.js';
-import type { SessionState } from '../ledger/ledger.js';
+import type { SessionState } from '../ledger/index.js';
 import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
 import type { PauseContext, SessionContext } from './session-context.js';
 import type { HydrateState } from './session-plan-restore.js';

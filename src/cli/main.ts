@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { RuntimeError, isRuntimeError } from '../core/errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { runDemo, type DemoOptions } from './demo/run-demo.js';
 import { openLedger, type LedgerOpener } from './open-ledger.js';
 import { runReplayCommand } from './replay-command.js';

@@ -1,5 +1,5 @@
 import { RuntimeError } from '../core/errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { inspectLedgerFile } from './ledger-file.js';
 
 /** Opens the ledger a command reads; commands take it as a parameter so tests can pass a memory ledger. */

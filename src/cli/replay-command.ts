@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { createTimelineRenderer } from './render-timeline.js';
 import { eventPageSize } from './session-rows.js';
 import { wantsColor, type CommandIo } from './terminal-style.js';

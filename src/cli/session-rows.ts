@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 
 /** How many events one read of the event log asks for, so memory stays bounded however long the log. */
 export const eventPageSize = 1000;

@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { listSessionRows, type SessionRow } from './session-rows.js';
 import { createTerminalStyle, wantsColor, type CommandIo, type TerminalStyle } from './terminal-style.js';
 

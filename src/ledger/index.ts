@@ -41,6 +41,11 @@ export type { PlanRecord, StepMetadata, StepResultRecord, PlanStore } from './pl
 export type { EventQuery, EventStore } from './event-store.js';
 export type { ConsumerPosition, ConsumerStore } from './consumer-store.js';
 export type { ProfileStore } from './profile-store.js';
-export { type SessionState as LedgerSessionState, type RecoveryStore } from './recovery-store.js';
+export {
+  recentLimit,
+  type SessionState,
+  type SessionState as LedgerSessionState,
+  type RecoveryStore,
+} from './recovery-store.js';
 export { createMemoryLedger } from './memory-ledger.js';
 export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.js';

@@ -10,40 +10,6 @@ import type { SessionStore } from './session-store.js';
 import type { ToolCallStore } from './tool-call-store.js';
 import type { TranscriptStore } from './transcript-store.js';
 
-// The record types live beside the store that owns them; they are named here too so `ledger.js` stays the one
-// import for code that works with the whole ledger.
-export type { SessionRecord, SessionStore } from './session-store.js';
-export {
-  inboxStatuses,
-  type InboxStatus,
-  type InboxRecord,
-  type InboxUpdate,
-  type InboxStore,
-} from './inbox-store.js';
-export {
-  pausedRunStatuses,
-  type PausedRunStatus,
-  type OpenRunStatus,
-  type RunRecord,
-  type RunProgress,
-  type RunClose,
-  type RunStore,
-} from './run-store.js';
-export type { TurnRecord, TranscriptStore } from './transcript-store.js';
-export type {
-  ToolCallRecord,
-  ToolCallKey,
-  ToolCallUpdate,
-  RememberedTools,
-  ToolCallStore,
-} from './tool-call-store.js';
-export type { CompensationRecord, CompensationUpdate, CompensationStore } from './compensation-store.js';
-export type { PlanRecord, StepResultRecord, PlanStore } from './plan-store.js';
-export type { EventQuery, EventStore } from './event-store.js';
-export type { ConsumerPosition, ConsumerStore } from './consumer-store.js';
-export type { ProfileStore } from './profile-store.js';
-export { recentLimit, type SessionState, type RecoveryStore } from './recovery-store.js';
-
 /**
  * Where the runtime records everything: the stores of each concern, together. Async so that SQLite (group commit)
  * and Postgres can implement it. A write resolves once it is durable; a read reflects every write that was called

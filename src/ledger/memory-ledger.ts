@@ -1,4 +1,4 @@
-import type { Ledger } from './ledger.js';
+import type { Ledger } from './index.js';
 import { createMemoryCompensations } from './memory-compensations.js';
 import { createMemoryConsumers } from './memory-consumers.js';
 import { createMemoryEvents } from './memory-events.js';

@@ -1,4 +1,4 @@
-import type { Ledger } from './ledger.js';
+import type { Ledger } from './index.js';
 import { createSqliteCompensations } from './sqlite-compensations.js';
 import { openSqliteConnection } from './sqlite-connection.js';
 import { createSqliteConsumers } from './sqlite-consumers.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import type { FailureReason } from '../policies/classify-failure.js';
 import { scrubSecrets } from '../core/scrub-secrets.js';
 import { orderProfiles, type ProfileKind } from '../policies/order-profiles.js';

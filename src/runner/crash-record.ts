@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { EventInput } from '../core/events.js';
-import type { Ledger, RunRecord } from '../ledger/ledger.js';
+import type { Ledger, RunRecord } from '../ledger/index.js';
 
 const crashError = { code: 'internal', message: 'the process stopped while the run was active' } as const;
 

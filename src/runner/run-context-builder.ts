@@ -1,4 +1,4 @@
-import type { TurnRecord } from '../ledger/ledger.js';
+import type { TurnRecord } from '../ledger/index.js';
 import type { CompensationDraft, RunContext, RunResume } from './run-context.js';
 import type { RunScope } from './run-scope.js';
 import { writeInBackground } from './run-services.js';

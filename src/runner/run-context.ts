@@ -3,7 +3,7 @@ import type { EventInput, PauseState, RunStatus } from '../core/events.js';
 import type { ModelMessage, ToolCall, Usage } from '../providers/model-provider.js';
 import type { FailoverState } from './failover-context.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import type { TurnRecord } from '../ledger/ledger.js';
+import type { TurnRecord } from '../ledger/index.js';
 import type { RunServices } from './run-services.js';
 import type { SteerInbox } from './steer-inbox.js';
 

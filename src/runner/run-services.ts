@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { IdGenerator, Random } from '../core/ids.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { SessionLane } from '../lanes/session-lane.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import type { ThinkingLevel } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';

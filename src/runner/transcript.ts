@@ -1,4 +1,4 @@
-import type { TurnRecord } from '../ledger/ledger.js';
+import type { TurnRecord } from '../ledger/index.js';
 import type { ModelMessage } from '../providers/model-provider.js';
 
 /**

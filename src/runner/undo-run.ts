@@ -1,6 +1,6 @@
 import { createDeferred } from '../core/deferred.js';
 import { RuntimeError, type ErrorInfo } from '../core/errors.js';
-import type { CompensationRecord } from '../ledger/ledger.js';
+import type { CompensationRecord } from '../ledger/index.js';
 import { executeTool } from '../tools/execute-tool.js';
 import type { SessionScope } from './session-scope.js';
 import type { RunServices } from './run-services.js';

@@ -1,7 +1,7 @@
 import type { QueuedMessage } from '../actors/session-context.js';
 import { admissionFor, statusOf } from '../actors/session-admission.js';
 import type { LiveSession } from '../actors/session-registry.js';
-import type { InboxRecord } from '../ledger/ledger.js';
+import type { InboxRecord } from '../ledger/index.js';
 import { isDuplicate } from '../policies/dedupe.js';
 import {
   channelOf,

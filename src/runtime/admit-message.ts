@@ -5,7 +5,7 @@ import type { Disposition } from '../core/dispositions.js';
 import { RuntimeError } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
-import type { InboxRecord, Ledger } from '../ledger/ledger.js';
+import type { InboxRecord, Ledger } from '../ledger/index.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import { decide, queuedItem, type Decided } from './admission-decision.js';
 import type { InboundMessage } from './inbound-message.js';

@@ -1,7 +1,7 @@
 import type { LiveSession } from '../actors/session-registry.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { SessionLane } from '../lanes/session-lane.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { maxAttempts } from '../policies/attempt-budget.js';
 import type { ModelProvider } from '../providers/model-provider.js';
 import type { AuthProfilePool, ModelCandidate } from '../runner/failover-context.js';

@@ -1,5 +1,5 @@
 import { isRuntimeError, type RuntimeError } from '../core/errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import type { EventBus, SeqHolder } from './event-bus.js';
 
 /**

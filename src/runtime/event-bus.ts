@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import { createDeferred } from '../core/deferred.js';
 import type { EventInput, RuntimeEvent } from '../core/events.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 
 /** The per-session counter the bus stamps `seq` from. */
 export interface SeqHolder {

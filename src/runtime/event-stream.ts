@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import { RuntimeError, isRuntimeError } from '../core/errors.js';
 import type { EventType, RuntimeEvent } from '../core/events.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import type { EventBus } from './event-bus.js';
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
 import { createLiveBuffer, liveBufferLimit, type LiveBuffer } from './live-buffer.js';

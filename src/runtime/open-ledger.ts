@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { createSqliteLedger } from '../ledger/sqlite-ledger.js';
 import type { RuntimeConfig } from './runtime-options.js';
 

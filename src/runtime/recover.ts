@@ -1,6 +1,6 @@
 import type { SessionRegistry } from '../actors/session-registry.js';
 import type { Clock } from '../core/clock.js';
-import type { Ledger, RunRecord } from '../ledger/ledger.js';
+import type { Ledger, RunRecord } from '../ledger/index.js';
 import { closeCrashedRuns } from '../runner/crash-record.js';
 import type { EventBus } from './event-bus.js';
 

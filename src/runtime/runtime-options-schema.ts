@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
 import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { queueSettingsSchema } from '../policies/queue-settings.js';
 import { profileKinds } from '../policies/order-profiles.js';
 import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { IdGenerator, Random } from '../core/ids.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import type { ProfileKind } from '../policies/order-profiles.js';
 import type { DropPolicy, QueueMode } from '../policies/queue-settings.js';
 import type { ModelProvider, ThinkingLevel } from '../providers/model-provider.js';

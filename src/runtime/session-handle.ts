@@ -1,5 +1,5 @@
 import type { RuntimeEvent } from '../core/events.js';
-import type { RunRecord, TurnRecord } from '../ledger/ledger.js';
+import type { RunRecord, TurnRecord } from '../ledger/index.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import { admitMessage, type SendResult } from './admit-message.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
