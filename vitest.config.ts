@@ -6,6 +6,9 @@ export default defineConfig({
     alias: {
       // Tests import the package the way users do; point those imports at the sources.
       'agentlanes/testing': fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
+      'agentlanes/server': fileURLToPath(new URL('./src/server/index.ts', import.meta.url)),
+      'agentlanes/grammy': fileURLToPath(new URL('./src/adapters/grammy/index.ts', import.meta.url)),
+      'agentlanes/chat-sdk': fileURLToPath(new URL('./src/adapters/chat-sdk/index.ts', import.meta.url)),
       agentlanes: fileURLToPath(new URL('./src/index.ts', import.meta.url)),
     },
   },
