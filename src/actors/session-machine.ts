@@ -146,15 +146,13 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         const result = settledResult(event);
         if (result !== undefined) enqueue.emit({ type: 'run.settled', result });
       }),
-      // An abort ends the plan runs the session holds; an interrupting message ends a paused one.
+      // An abort or an interrupting message ends the plan runs the session holds, running (aborted: the step in
+      // flight sees its signal) or paused (closed); the interrupting message then runs first.
       endPlans: ({ context, event }) => {
         const ending = planEnding(event);
         if (ending === undefined) return;
-        for (const { runId, state } of heldPlans(context)) {
-          // An interrupting message waits for a running plan (it runs next); a paused one it ends.
-          if (event.type === 'ABORT' || state === 'awaiting_approval')
-            deps.endPlan(context.sessionKey, runId, ending.status, ending.reason);
-        }
+        for (const { runId } of heldPlans(context))
+          deps.endPlan(context.sessionKey, runId, ending.status, ending.reason);
       },
       settlePaused: assign(({ context, event }) =>
         event.type === 'PAUSE.SETTLED' ? settlePausedCall(context, event.turn, event.position) : context,

@@ -198,21 +198,21 @@ describe('a plan the session holds while it runs', () => {
     await close();
   });
 
-  it('lets an interrupting message wait for a running plan, then runs it next', async () => {
+  it('has an interrupting message abort a running plan (interrupted), then run next', async () => {
     const { chat, clock, close } = start(createMemoryLedger());
     const done = chat.executePlan({ steps: [{ id: 'w', tool: 'wait', args: { ms: 100 } }] });
     await clock.advance(10);
     expect(await chat.send({ id: 'i1', text: 'now' }, { mode: 'interrupt' })).toMatchObject({
       disposition: 'interrupted',
     });
-    expect(chat.status()).toMatchObject({ state: 'running', queued: 1 });
-    await clock.advance(90);
-    expect(await done).toMatchObject({ status: 'completed' });
+    expect(await done).toMatchObject({ status: 'aborted' }); // the plan API's word; the run records why
     expect(await chat.waitForEnd()).toMatchObject({ status: 'ended', run: { messageIds: ['i1'] } });
     expect((await chat.runs()).map((run) => [run.provider, run.status])).toEqual([
-      ['plan', 'completed'],
+      ['plan', 'interrupted'],
       ['scripted', 'completed'],
     ]);
+    // The plan ended at once: the clock never reached the end of its 100 ms step.
+    expect(clock.now()).toBe(10);
     await close();
   });
 
