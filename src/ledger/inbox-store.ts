@@ -1,3 +1,4 @@
+import type { StoredPart } from '../core/attachments.js';
 import type { InboxStatus } from '../core/inbox-statuses.js';
 import type { QueueMode } from '../core/queue-modes.js';
 
@@ -22,6 +23,8 @@ export interface InboxRecord {
   readonly runId?: string;
   /** The one-line summary kept when the cap dropped it with `drop: 'summarize'`. */
   readonly summary?: string;
+  /** Its content parts: text, and references to attachments stored in the workspace (never their bytes). */
+  readonly parts?: readonly StoredPart[];
 }
 
 /** A change of status for some of a session's messages. */

@@ -16,7 +16,7 @@ export {
   type RunProgress,
   type RunStore,
 } from './run-store.js';
-export type { TurnRecord, TranscriptStore } from './transcript-store.js';
+export type { TurnRecord, TranscriptFork, TranscriptStore } from './transcript-store.js';
 export {
   toolCallKinds,
   toolCallStatuses,
@@ -40,6 +40,16 @@ export {
 export type { PlanRecord, StepMetadata, StepResultRecord, PlanStore } from './plan-store.js';
 export type { EventQuery, EventStore } from './event-store.js';
 export type { ConsumerPosition, ConsumerStore } from './consumer-store.js';
+export {
+  deliveryStatuses,
+  interruptedNoticeIndex,
+  type DeliveryStatus,
+  type DeliveryKey,
+  type DeliveryRecord,
+  type DeliveryIntent,
+  type DeliveredBlock,
+  type DeliveryStore,
+} from './delivery-store.js';
 export type { ProfileStore } from './profile-store.js';
 export {
   recentLimit,
@@ -49,3 +59,5 @@ export {
 } from './recovery-store.js';
 export { createMemoryLedger } from './memory-ledger.js';
 export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.js';
+export { createPostgresLedger, type PostgresLedger, type PostgresLedgerOptions } from './postgres-ledger.js';
+export type { SessionFence } from './postgres-fence.js';

@@ -1,5 +1,6 @@
 import type { CompensationStore } from './compensation-store.js';
 import type { ConsumerStore } from './consumer-store.js';
+import type { DeliveryStore } from './delivery-store.js';
 import type { EventStore } from './event-store.js';
 import type { InboxStore } from './inbox-store.js';
 import type { PlanStore } from './plan-store.js';
@@ -27,6 +28,7 @@ export interface Ledger
     PlanStore,
     EventStore,
     ConsumerStore,
+    DeliveryStore,
     ProfileStore,
     RecoveryStore {
   /**

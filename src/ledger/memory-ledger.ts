@@ -1,6 +1,7 @@
 import type { Ledger } from './index.js';
 import { createMemoryCompensations } from './memory-compensations.js';
 import { createMemoryConsumers } from './memory-consumers.js';
+import { createMemoryDeliveries } from './memory-deliveries.js';
 import { createMemoryEvents } from './memory-events.js';
 import { createMemoryInbox } from './memory-inbox.js';
 import { createMemoryPerform } from './memory-perform.js';
@@ -21,6 +22,7 @@ export function createMemoryLedger(): Ledger {
   const toolCalls = createMemoryToolCalls(perform);
   const runs = createMemoryRuns(perform, toolCalls.latestBatch);
   const events = createMemoryEvents(perform);
+  const consumers = createMemoryConsumers(perform);
   return {
     writesAreImmediate: true,
     ...sessions.methods,
@@ -31,7 +33,8 @@ export function createMemoryLedger(): Ledger {
     ...createMemoryCompensations(perform),
     ...createMemoryPlans(perform),
     ...events.methods,
-    ...createMemoryConsumers(perform),
+    ...consumers,
+    ...createMemoryDeliveries(perform, consumers),
     ...createMemoryProfiles(perform),
     ...createMemoryRecovery(perform, { sessions, inbox, transcript, runs, events }),
     close,

@@ -1,5 +1,7 @@
+import { RuntimeError } from '../core/errors.js';
 import type { Perform } from './memory-perform.js';
-import type { TranscriptStore, TurnRecord } from './transcript-store.js';
+import { readStretches, transcriptStretches, type OwnTurns } from './transcript-forks.js';
+import type { TranscriptFork, TranscriptStore, TurnRecord } from './transcript-store.js';
 
 /** The transcript store of the memory ledger, and what its recovery reads of it. */
 export interface MemoryTranscript {
@@ -22,10 +24,34 @@ function push<T>(map: Map<string, T[]>, key: string, value: T): void {
   else list.push(value);
 }
 
-/** Keep transcripts in memory, by session and by run (the same copies in both). */
+/** A stretch of a session's own turns (its latest `last` of them when given). */
+function ownStretch(
+  turns: Map<string, TurnRecord[]>,
+  stretch: OwnTurns,
+  last: number | undefined,
+): TurnRecord[] {
+  const all = turns.get(stretch.sessionKey) ?? [];
+  const upTo = stretch.limit === undefined ? all.length : Math.min(stretch.limit, all.length);
+  return all.slice(last === undefined ? 0 : Math.max(0, upTo - last), upTo);
+}
+
+/** Record a fork unless the session already is one or has turns of its own. */
+function addFork(
+  forks: Map<string, TranscriptFork>,
+  turns: Map<string, TurnRecord[]>,
+  fork: TranscriptFork,
+): void {
+  if (forks.has(fork.sessionKey) || turns.has(fork.sessionKey)) {
+    throw new RuntimeError('invalid_input', `fork: session ${fork.sessionKey} already has a transcript`);
+  }
+  forks.set(fork.sessionKey, { ...fork });
+}
+
+/** Keep transcripts in memory, by session and by run (the same copies in both), and forks by reference. */
 export function createMemoryTranscript(perform: Perform): MemoryTranscript {
   const turns = new Map<string, TurnRecord[]>();
   const turnsByRun = new Map<string, TurnRecord[]>();
+  const forks = new Map<string, TranscriptFork>();
   return {
     turnsOf: (sessionKey) => turns.get(sessionKey) ?? [],
     methods: {
@@ -39,11 +65,18 @@ export function createMemoryTranscript(perform: Perform): MemoryTranscript {
         }),
       listTurns: (sessionKey, options) =>
         perform(() => {
-          const all = turns.get(sessionKey) ?? [];
           const last = options?.last;
-          return last === undefined ? all.slice() : last <= 0 ? [] : all.slice(-last);
+          if (last !== undefined && last <= 0) return [];
+          const stretches = transcriptStretches(sessionKey, (key) => forks.get(key));
+          return readStretches(stretches, (stretch, n) => ownStretch(turns, stretch, n), last);
         }),
       listRunTurns: (runId) => perform(() => (turnsByRun.get(runId) ?? []).slice()),
+      forkTranscript: (fork) => perform(() => addFork(forks, turns, fork)),
+      getFork: (sessionKey) =>
+        perform(() => {
+          const fork = forks.get(sessionKey);
+          return fork && { ...fork };
+        }),
     },
   };
 }

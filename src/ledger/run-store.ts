@@ -28,6 +28,9 @@ export interface RunRecord {
   readonly text: string;
   /** What the run's model calls cost, from the price table (unknown prices count 0). */
   readonly cost?: number;
+  /** A subagent's run: the run that spawned it, and that run's `spawn_subagent` call. */
+  readonly parentRunId?: string;
+  readonly parentCallId?: string;
 }
 
 /** Where an open run stands: its assistant text, usage and cost so far. */

@@ -2,6 +2,7 @@ import type { Ledger } from './index.js';
 import { createSqliteCompensations } from './sqlite-compensations.js';
 import { openSqliteConnection } from './sqlite-connection.js';
 import { createSqliteConsumers } from './sqlite-consumers.js';
+import { createSqliteDeliveries } from './sqlite-deliveries.js';
 import { createCorruptRowLog } from './sqlite-corrupt-rows.js';
 import { createSqliteEvents } from './sqlite-events.js';
 import { createSqliteInbox } from './sqlite-inbox.js';
@@ -42,6 +43,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     ...createSqlitePlans(connection),
     ...createSqliteEvents(connection, connection.events, corruptRows),
     ...createSqliteConsumers(connection),
+    ...createSqliteDeliveries(connection),
     ...createSqliteProfiles(connection, corruptRows),
     ...createSqliteRecovery(connection, { corruptRows, pausedOf: runs.pausedOf }),
     close: () => connection.close(),

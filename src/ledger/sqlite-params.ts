@@ -33,6 +33,7 @@ export function inboxRow(record: InboxRecord) {
     thread: record.thread ?? null,
     run_id: record.runId ?? null,
     summary: record.summary ?? null,
+    parts: record.parts === undefined ? null : JSON.stringify(record.parts),
   };
 }
 
@@ -52,6 +53,8 @@ export function openRunRow(record: RunRecord) {
     output_tokens: record.usage.outputTokens,
     cost: record.cost ?? null,
     text: record.text,
+    parent_run_id: record.parentRunId ?? null,
+    parent_call_id: record.parentCallId ?? null,
   };
 }
 

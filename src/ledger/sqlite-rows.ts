@@ -32,6 +32,7 @@ export interface InboxRow {
   thread: string | null;
   run_id: string | null;
   summary: string | null;
+  parts?: string | null;
 }
 export interface RunRow {
   run_id: string;
@@ -48,6 +49,8 @@ export interface RunRow {
   output_tokens: number;
   cost: number | null;
   text: string;
+  parent_run_id: string | null;
+  parent_call_id: string | null;
 }
 export interface TurnRow {
   session_key: string;
@@ -174,7 +177,17 @@ export function toInboxRecord(row: InboxRow): InboxRecord {
     ...optional('thread', row.thread),
     ...optional('runId', row.run_id),
     ...optional('summary', row.summary),
+    ...inboxParts(row),
   };
+}
+
+/** The stored parts of an inbox row (a JSON list of references), when it has any. */
+function inboxParts(row: InboxRow): Pick<InboxRecord, 'parts'> {
+  if (row.parts === null || row.parts === undefined) return {};
+  const parts = parseJson('inbox', inboxRowName(row), 'parts', row.parts, row.session_key);
+  if (!Array.isArray(parts))
+    throw corrupt('inbox', inboxRowName(row), 'parts is not a list', row.session_key);
+  return { parts: parts as NonNullable<InboxRecord['parts']> };
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -202,13 +215,15 @@ export function toRunRecord(row: RunRow): RunRecord {
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens },
     ...optional('cost', row.cost),
     text: row.text,
+    ...optional('parentRunId', row.parent_run_id),
+    ...optional('parentCallId', row.parent_call_id),
   };
 }
 
 /** The columns of a turn that only some turns have, kept as one JSON object. */
 export function turnExtra(turn: TurnRecord): string | null {
-  const { toolCalls, toolCallId, tool, isError, messageIds } = turn;
-  const extra = { toolCalls, toolCallId, tool, isError, messageIds };
+  const { toolCalls, toolCallId, tool, isError, messageIds, attachments } = turn;
+  const extra = { toolCalls, toolCallId, tool, isError, messageIds, attachments };
   return Object.values(extra).every((value) => value === undefined) ? null : JSON.stringify(extra);
 }
 

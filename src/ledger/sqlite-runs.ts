@@ -27,9 +27,9 @@ function prepareRunStatements(db: SqliteAccess['db']) {
   return {
     openRun: prepare(
       `INSERT INTO runs (run_id, session_key, status, message_ids, provider, model, started_at, ended_at, error_code,
-         error_message, input_tokens, output_tokens, cost, text)
+         error_message, input_tokens, output_tokens, cost, text, parent_run_id, parent_call_id)
        VALUES (@run_id, @session_key, @status, @message_ids, @provider, @model, @started_at, @ended_at, @error_code,
-         @error_message, @input_tokens, @output_tokens, @cost, @text)`,
+         @error_message, @input_tokens, @output_tokens, @cost, @text, @parent_run_id, @parent_call_id)`,
     ),
     closeRun: prepare(
       `UPDATE runs SET status = @status, ended_at = @ended_at, text = @text, input_tokens = @input_tokens,

@@ -190,6 +190,38 @@ export const migrations: readonly string[] = [
   `
   DROP INDEX events_by_run;
   `,
+  // 7: forked sessions (their transcript starts as the first \`turns\` of the parent's, stored by reference) and the
+  // run (and its tool call) that spawned a subagent's run.
+  `
+  CREATE TABLE session_forks (
+    session_key TEXT PRIMARY KEY,
+    parent_key TEXT NOT NULL,
+    turns INTEGER NOT NULL,
+    up_to_run_id TEXT,
+    at INTEGER NOT NULL
+  );
+  ALTER TABLE runs ADD COLUMN parent_run_id TEXT;
+  ALTER TABLE runs ADD COLUMN parent_call_id TEXT;
+  `,
+  // Chat adapters' deliveries: per consumer, each reply block (run id + block index) and the platform message that
+  // carries it; 'sending' is written before the send, so a crash leaves a trace the adapter resolves.
+  `
+  CREATE TABLE deliveries (
+    consumer TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    block_index INTEGER NOT NULL,
+    session_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    platform_message_id TEXT,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (consumer, run_id, block_index)
+  ) WITHOUT ROWID;
+  `,
+  // Content parts of an inbound message: a JSON list of text parts and references to attachments stored in the
+  // workspace (content-addressed), never their bytes.
+  `
+  ALTER TABLE inbox ADD COLUMN parts TEXT;
+  `,
 ];
 
 /** The schema version this build writes. */

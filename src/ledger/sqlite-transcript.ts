@@ -1,7 +1,52 @@
+import { RuntimeError } from '../core/errors.js';
 import type { SqliteAccess } from './sqlite-access.js';
 import { turnRow } from './sqlite-params.js';
 import { toTurnRecord, type TurnRow } from './sqlite-rows.js';
-import type { TranscriptStore } from './transcript-store.js';
+import { readStretches, transcriptStretches, type OwnTurns } from './transcript-forks.js';
+import type { TranscriptFork, TranscriptStore } from './transcript-store.js';
+
+/** A `session_forks` row as better-sqlite3 returns it. */
+interface ForkRow {
+  readonly session_key: string;
+  readonly parent_key: string;
+  readonly turns: number;
+  readonly up_to_run_id: string | null;
+  readonly at: number;
+}
+
+function toFork(row: ForkRow): TranscriptFork {
+  return {
+    sessionKey: row.session_key,
+    parentKey: row.parent_key,
+    turns: row.turns,
+    ...(row.up_to_run_id === null ? {} : { upToRunId: row.up_to_run_id }),
+    at: row.at,
+  };
+}
+
+/** SQLite's LIMIT for "no limit". */
+const noLimit = -1;
+
+/** The statements that read a forked transcript: a stretch of a session's own turns, and a session's fork. */
+function prepareReads(db: SqliteAccess['db']) {
+  const firstTurns = db.prepare('SELECT * FROM turns WHERE session_key = ? ORDER BY id LIMIT ?');
+  const lastOfFirst = db.prepare(
+    `SELECT * FROM (SELECT * FROM (SELECT * FROM turns WHERE session_key = ? ORDER BY id LIMIT ?)
+     ORDER BY id DESC LIMIT ?) ORDER BY id`,
+  );
+  const getFork = db.prepare('SELECT * FROM session_forks WHERE session_key = ?');
+  const forkOf = (sessionKey: string): TranscriptFork | undefined => {
+    const row = getFork.get(sessionKey) as ForkRow | undefined;
+    return row === undefined ? undefined : toFork(row);
+  };
+  const own = ({ sessionKey, limit }: OwnTurns, last: number | undefined) => {
+    const upTo = limit ?? noLimit;
+    const rows =
+      last === undefined ? firstTurns.all(sessionKey, upTo) : lastOfFirst.all(sessionKey, upTo, last);
+    return (rows as TurnRow[]).map(toTurnRecord);
+  };
+  return { forkOf, own };
+}
 
 /** Create the transcript store on the SQLite ledger's connection (its schema is already migrated). */
 export function createSqliteTranscript({ db, write, read }: SqliteAccess): TranscriptStore {
@@ -9,11 +54,25 @@ export function createSqliteTranscript({ db, write, read }: SqliteAccess): Trans
     `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
      VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
   );
-  const listTurns = db.prepare('SELECT * FROM turns WHERE session_key = ? ORDER BY id');
   const listRunTurns = db.prepare('SELECT * FROM turns WHERE run_id = ? ORDER BY id');
-  const lastTurns = db.prepare(
-    'SELECT * FROM (SELECT * FROM turns WHERE session_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
+  const hasTurns = db.prepare('SELECT 1 FROM turns WHERE session_key = ? LIMIT 1');
+  const insertFork = db.prepare(
+    `INSERT INTO session_forks (session_key, parent_key, turns, up_to_run_id, at)
+     VALUES (@session_key, @parent_key, @turns, @up_to_run_id, @at)`,
   );
+  const { forkOf, own } = prepareReads(db);
+  const addFork = (fork: TranscriptFork): void => {
+    if (forkOf(fork.sessionKey) !== undefined || hasTurns.get(fork.sessionKey) !== undefined) {
+      throw new RuntimeError('invalid_input', `fork: session ${fork.sessionKey} already has a transcript`);
+    }
+    insertFork.run({
+      session_key: fork.sessionKey,
+      parent_key: fork.parentKey,
+      turns: fork.turns,
+      up_to_run_id: fork.upToRunId ?? null,
+      at: fork.at,
+    });
+  };
   return {
     appendTurns: (records) =>
       write(
@@ -24,9 +83,10 @@ export function createSqliteTranscript({ db, write, read }: SqliteAccess): Trans
       read(() => {
         const last = options?.last;
         if (last !== undefined && last <= 0) return [];
-        const rows = last === undefined ? listTurns.all(sessionKey) : lastTurns.all(sessionKey, last);
-        return (rows as TurnRow[]).map(toTurnRecord);
+        return readStretches(transcriptStretches(sessionKey, forkOf), own, last);
       }),
     listRunTurns: (runId) => read(() => (listRunTurns.all(runId) as TurnRow[]).map(toTurnRecord)),
+    forkTranscript: (fork) => write(() => addFork(fork), 'many'),
+    getFork: (sessionKey) => read(() => forkOf(sessionKey)),
   };
 }

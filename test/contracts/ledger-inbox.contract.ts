@@ -33,6 +33,28 @@ export function describeInboxContract(current: Current<InboxStore>): void {
       expect(await current().listMessages('s1')).toEqual([record]);
     });
 
+    it('round-trips the references of a message with content parts, in order', async () => {
+      const record: InboxRecord = {
+        ...message('s1', 'm1', 1),
+        parts: [
+          { type: 'text', text: 'see the photo' },
+          {
+            type: 'attachment',
+            source: 'binary',
+            mode: 'inline',
+            name: 'photo.png',
+            mediaType: 'image/png',
+            size: 68,
+            sha256: 'a'.repeat(64),
+            path: '/workspace/s1/aaaaaaaaaaaaaaaa-photo.png',
+          },
+        ],
+      };
+      await current().appendMessage(record);
+      await current().appendMessage(message('s1', 'm2', 2));
+      expect(await current().listMessages('s1')).toEqual([record, message('s1', 'm2', 2)]);
+    });
+
     it('updates status, runId and summary when updateMessages is called', async () => {
       const ledger = current();
       for (const order of [1, 2, 3]) await ledger.appendMessage(message('s1', `m${order}`, order));

@@ -4,6 +4,7 @@ import type { Ledger } from '../../src/ledger/index.js';
 import { describeEventsContract } from './ledger-events.contract.js';
 import { describeCompensationsContract } from './ledger-compensations.contract.js';
 import { describeConsumersContract } from './ledger-consumers.contract.js';
+import { describeDeliveriesContract } from './ledger-deliveries.contract.js';
 import {
   compensation,
   errorOf,
@@ -24,6 +25,7 @@ import { describeRunsContract } from './ledger-runs.contract.js';
 import { describeSessionsContract } from './ledger-sessions.contract.js';
 import { describeToolCallsContract } from './ledger-tool-calls.contract.js';
 import { describeTranscriptContract } from './ledger-transcript.contract.js';
+import { describeForksContract } from './ledger-forks.contract.js';
 
 /** A closed ledger rejects every method with runtime_closed. */
 function describeCloseContract(current: () => Ledger): void {
@@ -53,6 +55,8 @@ function describeCloseContract(current: () => Ledger): void {
         () => ledger.listTurns('s1'),
         () => ledger.listTurns('s1', { last: 1 }),
         () => ledger.listRunTurns('r1'),
+        () => ledger.forkTranscript({ sessionKey: 'c', parentKey: 's1', turns: 0, at: 1 }),
+        () => ledger.getFork('c'),
         () => ledger.putToolCalls([toolCall('s1', 'r1', 1, 0)]),
         () => ledger.updateToolCall({ runId: 'r1', turn: 1, position: 0 }, { status: 'cancelled' }),
         () => ledger.listToolCalls('r1'),
@@ -111,11 +115,13 @@ export function describeLedgerContract(
     describeInboxContract(current);
     describeRunsContract(current);
     describeTranscriptContract(current);
+    describeForksContract(current);
     describeToolCallsContract(current);
     describeCompensationsContract(current);
     describePlansContract(current);
     describeEventsContract(current);
     describeConsumersContract(current);
+    describeDeliveriesContract(current);
     describeProfilesContract(current);
     describeRecoveryContract(current);
     describeCloseContract(current);

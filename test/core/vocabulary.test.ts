@@ -90,6 +90,8 @@ const runRow: RunRow = {
   output_tokens: 0,
   cost: null,
   text: '',
+  parent_run_id: null,
+  parent_call_id: null,
 };
 
 function corruption(read: () => unknown): string {
