@@ -22,7 +22,10 @@ export const errorCodes = [
   'ledger_version',
   'ledger_unavailable',
   'ledger_foreign',
+  // A write of a session's former owner, refused: another worker claimed the session (its epoch moved on).
+  'fenced',
   'not_found',
+  'unsupported_content',
   'internal',
 ] as const;
 

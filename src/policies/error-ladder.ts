@@ -35,6 +35,7 @@ export function failureClassOf(code: ErrorCode): FailureClass | 'unclassified' {
     case 'context_overflow':
       return 'provider';
     case 'invalid_input':
+    case 'unsupported_content':
     case 'args_invalid':
     case 'args_unresolved':
       return 'validation';
@@ -48,6 +49,7 @@ export function failureClassOf(code: ErrorCode): FailureClass | 'unclassified' {
     case 'ledger_version':
     case 'ledger_unavailable':
     case 'ledger_foreign':
+    case 'fenced':
     case 'not_found':
       return 'unclassified';
     default:

@@ -32,7 +32,9 @@ export const toolFailureKinds: Readonly<Record<ErrorCode, ToolFailureKind>> = {
   ledger_version: 'permanent',
   ledger_unavailable: 'transient',
   ledger_foreign: 'permanent',
+  fenced: 'permanent',
   not_found: 'permanent',
+  unsupported_content: 'permanent',
   internal: 'permanent',
 };
 

@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Ledger } from '../ledger/index.js';
+import { createPostgresLedger } from '../ledger/postgres-ledger.js';
 import { createSqliteLedger } from '../ledger/sqlite-ledger.js';
 import type { RuntimeConfig } from './runtime-options.js';
 
@@ -14,11 +15,16 @@ export interface RuntimeLedger {
 
 const pruneEveryMs = 3_600_000;
 
-/** Open the configured ledger: a Ledger instance as given, else the SQLite ledger at `path`. */
+/** Open the configured ledger: a Ledger instance as given, else the Postgres ledger or the SQLite one at `path`. */
 export function openRuntimeLedger(config: RuntimeConfig, clock: Clock): RuntimeLedger {
   const option = config.ledger;
-  if (!('path' in option)) return { ledger: option, owned: false, startRetention: () => () => undefined };
-  const ledger = createSqliteLedger({ path: option.path, synchronous: option.synchronous });
+  if (!('path' in option) && !('postgres' in option)) {
+    return { ledger: option, owned: false, startRetention: () => () => undefined };
+  }
+  const ledger =
+    'postgres' in option
+      ? createPostgresLedger(option.postgres)
+      : createSqliteLedger({ path: option.path, synchronous: option.synchronous });
   const maxAge = option.retention?.eventsMaxAgeMs;
   return {
     ledger,

@@ -1,0 +1,129 @@
+import type { PoolClient } from 'pg';
+import { isConnectionFailure } from './postgres-errors.js';
+
+/** One statement on the ledger's connection: parameters by position; the statement is prepared once per connection. */
+export type PostgresQuery = <Row = Record<string, unknown>>(
+  text: string,
+  values?: readonly unknown[],
+) => Promise<{ readonly rows: Row[]; readonly rowCount: number }>;
+
+/** Work queued on the ledger: SQL over `query`, run in order with the rest of its batch. */
+export type PostgresWork<T> = (query: PostgresQuery) => Promise<T>;
+
+/** The ordered queue of one Postgres ledger: every read and write, in call order, one batch per transaction. */
+export interface PostgresQueue {
+  /** Queue `work`; resolves with its value once the transaction it ran in committed. */
+  run<T>(work: PostgresWork<T>): Promise<T>;
+  /** Resolves once everything queued so far has settled. */
+  idle(): Promise<void>;
+}
+
+/** What the queue needs: a connection per batch, and what a failure means for callers. */
+export interface PostgresQueueDeps {
+  /** A connected client (opened and migrated); rejected when the server cannot be reached. */
+  readonly connect: () => Promise<PoolClient>;
+  readonly translate: (error: unknown) => Error;
+}
+
+interface Job {
+  readonly work: PostgresWork<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  outcome?: { readonly value: unknown } | { readonly error: Error };
+}
+
+/** Batches hold at most this many jobs, so one transaction stays short when callers flood the queue. */
+const maxBatch = 512;
+
+/** Prepared-statement names by SQL text (the same text gets the same name on every connection). */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) statementNames.set(text, (name = `agentlanes_${statementNames.size + 1}`));
+  return name;
+}
+
+function queryOn(client: PoolClient): PostgresQuery {
+  return async <Row>(text: string, values: readonly unknown[] = []) => {
+    const result = await client.query({ name: statementName(text), text, values: [...values] });
+    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+  };
+}
+
+/** Run one job in its own savepoint: its failure rolls back its statements alone and rejects it alone. */
+async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promise<void> {
+  await client.query('SAVEPOINT job');
+  try {
+    job.outcome = { value: await job.work(query) };
+    await client.query('RELEASE SAVEPOINT job');
+  } catch (error) {
+    if (isConnectionFailure(error)) throw error;
+    job.outcome = { error: error instanceof Error ? error : new Error(String(error)) };
+    await client.query('ROLLBACK TO SAVEPOINT job');
+    await client.query('RELEASE SAVEPOINT job');
+  }
+}
+
+/** BEGIN, every job in order, COMMIT; then settle them (a failed batch rejects every job of it). */
+async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise<void> {
+  let client: PoolClient;
+  try {
+    client = await deps.connect();
+  } catch (error) {
+    const failure = deps.translate(error);
+    for (const job of batch) job.reject(failure);
+    return;
+  }
+  const query = queryOn(client);
+  try {
+    await client.query('BEGIN');
+    for (const job of batch) await runJob(client, query, job);
+    // COMMIT of a transaction an unnoticed error aborted answers ROLLBACK, not an error: never take it for done.
+    const committed = await client.query('COMMIT');
+    if (committed.command !== 'COMMIT')
+      throw new Error(`the batch's transaction ended in ${committed.command}`);
+    client.release();
+  } catch (error) {
+    const broken = isConnectionFailure(error);
+    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+    client.release(broken ? (error as Error) : undefined);
+    const failure = deps.translate(error);
+    for (const job of batch) job.reject(failure);
+    return;
+  }
+  for (const job of batch) {
+    const outcome = job.outcome;
+    if (outcome !== undefined && 'error' in outcome) job.reject(deps.translate(outcome.error));
+    else job.resolve(outcome?.value);
+  }
+}
+
+/**
+ * Create the queue. The first job of an event-loop turn schedules a batch; every job queued before it starts
+ * joins it, and jobs queued while a batch runs form the next one (group commit: one COMMIT for all of them). A
+ * read runs in the batch's transaction after the writes queued before it, so it sees them; its value is handed
+ * out only once that transaction committed.
+ */
+export function createPostgresQueue(deps: PostgresQueueDeps): PostgresQueue {
+  const jobs: Job[] = [];
+  let draining: Promise<void> | undefined;
+  const drain = async (): Promise<void> => {
+    while (jobs.length > 0) await runBatch(deps, jobs.splice(0, maxBatch));
+    draining = undefined;
+  };
+  const schedule = (): void => {
+    draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(drain);
+  };
+  return {
+    run<T>(work: PostgresWork<T>): Promise<T> {
+      const done = new Promise<T>((resolve, reject) => {
+        jobs.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      });
+      schedule();
+      return done;
+    },
+    idle: async () => {
+      while (draining !== undefined) await draining;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
+import type { PostgresAccess } from './postgres-access.js';
+import { insertSql, valuesOf } from './postgres-rows.js';
+import type { SessionStore } from './session-store.js';
+import { sessionRow } from './sqlite-params.js';
+import { toSessionRecord, type SessionRow } from './sqlite-rows.js';
+
+const columns = [
+  'session_key',
+  'override',
+  'snapshot',
+  'epoch',
+  'last_seq',
+  'updated_at',
+  'tool_policy',
+] as const;
+const putSql = `${insertSql('sessions', columns)}
+  ON CONFLICT (session_key) DO UPDATE SET override = excluded.override, snapshot = excluded.snapshot,
+    epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at,
+    tool_policy = excluded.tool_policy`;
+
+/** Create the session store on the Postgres ledger; a corrupt record is skipped (and reported) in lists. */
+export function createPostgresSessions(
+  { write, read }: PostgresAccess,
+  corruptRows: CorruptRowLog,
+): SessionStore {
+  return {
+    getSession: (sessionKey) =>
+      read(async (query) => {
+        const { rows } = await query<SessionRow>('SELECT * FROM sessions WHERE session_key = $1', [
+          sessionKey,
+        ]);
+        return rows[0] === undefined ? undefined : toSessionRecord(rows[0]);
+      }),
+    putSession: (record) =>
+      write(async (query) => {
+        await query(putSql, valuesOf(sessionRow(record), columns));
+      }),
+    listSessions: () =>
+      read(async (query) => {
+        const { rows } = await query<SessionRow>('SELECT * FROM sessions ORDER BY session_key');
+        return corruptRows.readEach(rows, toSessionRecord);
+      }),
+  };
+}

@@ -1,0 +1,117 @@
+import { RuntimeError } from '../core/errors.js';
+import type { PostgresAccess } from './postgres-access.js';
+import type { PostgresQuery } from './postgres-queue.js';
+import { turnRow } from './sqlite-params.js';
+import { toTurnRecord, type TurnRow } from './sqlite-rows.js';
+import { transcriptStretches, type OwnTurns } from './transcript-forks.js';
+import type { TranscriptFork, TranscriptStore, TurnRecord } from './transcript-store.js';
+
+/** A `session_forks` row. */
+interface ForkRow {
+  readonly session_key: string;
+  readonly parent_key: string;
+  readonly turns: number;
+  readonly up_to_run_id: string | null;
+  readonly at: number;
+}
+
+function toFork(row: ForkRow): TranscriptFork {
+  return {
+    sessionKey: row.session_key,
+    parentKey: row.parent_key,
+    turns: row.turns,
+    ...(row.up_to_run_id === null ? {} : { upToRunId: row.up_to_run_id }),
+    at: row.at,
+  };
+}
+
+/** A session's fork and its ancestors' in one statement (UNION stops at a cycle a corrupt row could make). */
+const forkChainSql = `WITH RECURSIVE chain AS (
+    SELECT * FROM session_forks WHERE session_key = $1
+    UNION SELECT f.* FROM session_forks f JOIN chain ON f.session_key = chain.parent_key)
+  SELECT * FROM chain`;
+const firstTurnsSql = 'SELECT * FROM turns WHERE session_key = $1 ORDER BY id LIMIT $2';
+const lastOfFirstSql = `SELECT * FROM (SELECT * FROM (SELECT * FROM turns WHERE session_key = $1 ORDER BY id LIMIT $2) AS f
+    ORDER BY id DESC LIMIT $3) AS l ORDER BY id`;
+// One statement, so two forks of one session at once cannot both land: the key refuses the second.
+const insertForkSql = `INSERT INTO session_forks (session_key, parent_key, turns, up_to_run_id, at)
+  SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM turns WHERE session_key = $1)
+  ON CONFLICT (session_key) DO NOTHING`;
+const turnColumns = ['session_key', 'run_id', 'idx', 'role', 'content', 'at', 'extra'] as const;
+
+/** One stretch of own turns: its first `limit`, or the latest `last` of those. */
+async function ownTurns(
+  query: PostgresQuery,
+  { sessionKey, limit }: OwnTurns,
+  last?: number,
+): Promise<TurnRecord[]> {
+  const { rows } =
+    last === undefined
+      ? await query<TurnRow>(firstTurnsSql, [sessionKey, limit ?? null])
+      : await query<TurnRow>(lastOfFirstSql, [sessionKey, limit ?? null, last]);
+  return rows.map(toTurnRecord);
+}
+
+/** A session's transcript through its forks (the async twin of `readStretches`). */
+async function listTurns(query: PostgresQuery, sessionKey: string, last?: number): Promise<TurnRecord[]> {
+  const forks = new Map(
+    (await query<ForkRow>(forkChainSql, [sessionKey])).rows.map((row) => [row.session_key, row]),
+  );
+  const stretches = transcriptStretches(sessionKey, (key) => {
+    const row = forks.get(key);
+    return row === undefined ? undefined : toFork(row);
+  });
+  const parts: TurnRecord[][] = [];
+  let remaining = last;
+  for (let index = stretches.length - 1; index >= 0 && (remaining === undefined || remaining > 0); index--) {
+    const part = await ownTurns(query, stretches[index] as OwnTurns, remaining);
+    parts.unshift(part);
+    if (remaining !== undefined) remaining -= part.length;
+  }
+  return parts.flat();
+}
+
+/** Create the transcript store on the Postgres ledger; a fork is one row, whatever its parent's length. */
+export function createPostgresTranscript({ write, read }: PostgresAccess): TranscriptStore {
+  return {
+    appendTurns: (records) =>
+      write(async (query) => {
+        if (records.length === 0) return;
+        const rows = records.map(turnRow);
+        await query(
+          `INSERT INTO turns (${turnColumns.join(', ')})
+           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[])`,
+          turnColumns.map((column) => rows.map((row) => row[column])),
+        );
+      }),
+    listTurns: (sessionKey, options) => {
+      const last = options?.last;
+      return read((query) =>
+        last !== undefined && last <= 0 ? Promise.resolve([]) : listTurns(query, sessionKey, last),
+      );
+    },
+    listRunTurns: (runId) =>
+      read(async (query) =>
+        (await query<TurnRow>('SELECT * FROM turns WHERE run_id = $1 ORDER BY id', [runId])).rows.map(
+          toTurnRecord,
+        ),
+      ),
+    forkTranscript: (fork) =>
+      write(async (query) => {
+        const values = [fork.sessionKey, fork.parentKey, fork.turns, fork.upToRunId ?? null, fork.at];
+        if ((await query(insertForkSql, values)).rowCount === 0) {
+          throw new RuntimeError(
+            'invalid_input',
+            `fork: session ${fork.sessionKey} already has a transcript`,
+          );
+        }
+      }),
+    getFork: (sessionKey) =>
+      read(async (query) => {
+        const { rows } = await query<ForkRow>('SELECT * FROM session_forks WHERE session_key = $1', [
+          sessionKey,
+        ]);
+        return rows[0] === undefined ? undefined : toFork(rows[0]);
+      }),
+  };
+}
