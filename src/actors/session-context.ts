@@ -1,3 +1,4 @@
+import type { InlineAttachment, StoredPart } from '../core/attachments.js';
 import type { AbortStatus } from '../runner/run-abort.js';
 import type { Disposition } from '../core/dispositions.js';
 import type { PauseState } from '../core/events.js';
@@ -17,12 +18,16 @@ export interface QueuedMessage {
   readonly senderId?: string;
   readonly channel?: string;
   readonly thread?: string;
+  /** Its content parts (references into the workspace, never bytes). */
+  readonly parts?: readonly StoredPart[];
 }
 
 /** The messages one run is made of, and the prompt built from them. */
 export interface RunBatch {
   readonly runId: string;
   readonly prompt: string;
+  /** The inline attachments of its messages, in message order (absent when none). */
+  readonly attachments?: readonly InlineAttachment[];
   readonly messageIds: readonly string[];
   /** `collected` when several collect-mode messages were merged into this run. */
   readonly consumedAs: 'consumed' | 'collected';

@@ -109,7 +109,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       },
       steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;
-        steerRun(context.run, { messageId: event.item.messageId, text: event.item.text });
+        const { messageId, text, parts } = event.item;
+        steerRun(context.run, { messageId, text, ...(parts === undefined ? {} : { parts }) });
       },
       interruptRun: ({ context }) => abortRun(context.run, 'interrupted', 'interrupted by a new message'),
       abortRun: ({ context, event }) => {

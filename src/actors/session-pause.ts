@@ -66,6 +66,7 @@ export function unadmittedItem(now: number) {
     enqueuedAt: now,
     debounceMs: 0,
     maxWaitMs: 0,
+    ...(message.parts === undefined ? {} : { parts: message.parts }),
   });
 }
 

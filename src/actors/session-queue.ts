@@ -1,3 +1,4 @@
+import { composeMessageText, inlineAttachmentsOf } from '../policies/attachment-prompt.js';
 import { buildCollectPrompt, buildDroppedNotice, takeCollectBatch } from '../policies/collect-prompt.js';
 import { rememberMessage } from '../policies/dedupe.js';
 import { drainDueAt } from '../policies/drain-timing.js';
@@ -57,8 +58,9 @@ export function drainAtFor(context: SessionContext, now: number): number | null 
 }
 
 function promptFor(items: readonly QueuedMessage[], dropped: readonly string[], omitted: number): string {
-  const first = items[0] as QueuedMessage;
-  if (items.length > 1) return buildCollectPrompt(items, { dropped, droppedOmitted: omitted });
+  const texts = items.map((item) => ({ text: composeMessageText(item.text, item.parts) }));
+  const first = texts[0] as { text: string };
+  if (items.length > 1) return buildCollectPrompt(texts, { dropped, droppedOmitted: omitted });
   const notice = buildDroppedNotice(dropped, omitted);
   return notice === '' ? first.text : `${notice}\n\n${first.text}`;
 }
@@ -89,9 +91,11 @@ export function beginRun(
   items: readonly QueuedMessage[],
   now: number,
 ): SessionContext {
+  const attachments = items.flatMap((item) => inlineAttachmentsOf(item.parts));
   const run: ActiveRun = {
     runId,
     prompt: promptFor(items, context.dropped, context.droppedOmitted ?? 0),
+    ...(attachments.length === 0 ? {} : { attachments }),
     messageIds: items.map((item) => item.messageId),
     consumedAs: items.length > 1 ? 'collected' : 'consumed',
     startedAt: now,

@@ -21,6 +21,7 @@ function itemOf(record: InboxRecord, defaults: ReconcileDefaults): QueuedMessage
     ...(record.senderId === undefined ? {} : { senderId: record.senderId }),
     ...(record.channel === undefined ? {} : { channel: record.channel }),
     ...(record.thread === undefined ? {} : { thread: record.thread }),
+    ...(record.parts === undefined ? {} : { parts: record.parts }),
   };
 }
 

@@ -32,6 +32,8 @@ export interface SessionRegistry {
   hibernate(key: string): Promise<boolean>;
   /** Persist and stop every live session. */
   stopAll(): Promise<void>;
+  /** Stop a session's actor and forget it without writing (a cluster worker that lost the session). */
+  evict(key: string): void;
   readonly size: number;
 }
 
@@ -64,6 +66,12 @@ export function createSessionRegistry(options: {
     persist: (session) => ledger.putSession(recordOf(session, clock.now())),
     hibernate: (key) => hibernate(registry, key),
     stopAll: () => stopAll(registry),
+    evict(key) {
+      const session = sessions.get(key);
+      if (session === undefined) return;
+      sessions.delete(key);
+      stopSession(session.actor);
+    },
     get size() {
       return sessions.size;
     },

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { abortReason, maxDurationMs, systemClock, type Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import { scrubSecrets } from '../core/scrub-secrets.js';
+import { anthropicInlineCapabilities } from '../policies/inline-capabilities.js';
 import { createEventFolder, toAnthropicParams } from './anthropic-wire.js';
 import {
   ProviderError,
@@ -182,9 +183,11 @@ async function* streamMessage(
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
   });
   const folder = createEventFolder();
+  // Built before the call: a request it cannot express (audio) fails as it is, not as a transport failure.
+  const params = toAnthropicParams(request, options.maxTokens);
   let streaming = false;
   try {
-    const events = await client.messages.create(toAnthropicParams(request, options.maxTokens), { signal });
+    const events = await client.messages.create(params, { signal });
     streaming = true;
     for await (const event of events) {
       for (const part of folder.fold(event)) yield part;
@@ -203,5 +206,6 @@ export function anthropicProvider(options: AnthropicProviderOptions = {}): Model
   const parsed = parseOptions(options);
   return {
     stream: (request, call) => streamMessage(parsed, request, call),
+    inlineCapabilities: anthropicInlineCapabilities,
   };
 }

@@ -7,6 +7,7 @@ import type {
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
+import { anthropicContentBlock } from './inline-wire.js';
 import {
   ProviderError,
   type FinishReason,
@@ -70,7 +71,9 @@ export function toAnthropicMessages(messages: readonly ModelMessage[]): MessageP
   for (const message of messages) {
     if (message.role === 'tool') turnFor('user').results.push(toolResultBlock(message));
     else if (message.role === 'user') {
-      if (message.content) turnFor('user').blocks.push({ type: 'text', text: message.content });
+      const blocks: ContentBlockParam[] = message.content ? [{ type: 'text', text: message.content }] : [];
+      for (const attachment of message.attachments ?? []) blocks.push(anthropicContentBlock(attachment));
+      if (blocks.length > 0) turnFor('user').blocks.push(...blocks);
     } else {
       const blocks = assistantBlocks(message);
       if (blocks.length > 0) turnFor('assistant').blocks.push(...blocks);

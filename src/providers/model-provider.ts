@@ -1,12 +1,19 @@
 import type { ToolCall, ToolSpec, Usage } from '../core/model-types.js';
 import type { ThinkingLevel } from '../core/thinking-levels.js';
+import type { InlineAttachment } from '../core/attachments.js';
+import type { InlineCapability } from '../policies/inline-capabilities.js';
 
-export type { ToolCall, ToolSpec, Usage };
+export type { ToolCall, ToolSpec, Usage, InlineAttachment, InlineCapability };
 export { thinkingLevels, type ThinkingLevel } from '../core/thinking-levels.js';
 
 /** One message of the conversation sent to the model. */
 export type ModelMessage =
-  | { readonly role: 'user'; readonly content: string }
+  | {
+      readonly role: 'user';
+      readonly content: string;
+      /** Images, audio and PDFs passed into the model's context after the text (inline content parts). */
+      readonly attachments?: readonly InlineAttachment[];
+    }
   | { readonly role: 'assistant'; readonly content: string; readonly toolCalls?: readonly ToolCall[] }
   | {
       readonly role: 'tool';
@@ -51,6 +58,11 @@ export type ModelPart =
 /** The seam every model provider implements: one streaming call. */
 export interface ModelProvider {
   stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelPart>;
+  /**
+   * What its models take inline, first matching row wins (`createRuntime`'s `attachments.inline` overrides it).
+   * @default none: the provider takes no inline content
+   */
+  readonly inlineCapabilities?: readonly InlineCapability[];
 }
 
 /** A failure reported by a provider: HTTP-like status, provider code, message and an optional Retry-After. */

@@ -19,6 +19,8 @@ import {
   type ToolCall,
   type Usage,
 } from './model-provider.js';
+import { openaiInlineCapabilities } from '../policies/inline-capabilities.js';
+import { openaiUserContent } from './inline-wire.js';
 import { toProviderError } from './openai-errors.js';
 
 const openaiProviderOptionsSchema = z.object({
@@ -51,7 +53,10 @@ export function openaiProvider(options: OpenAIProviderOptions = {}): ModelProvid
     throw new RuntimeError('invalid_input', `openaiProvider: ${z.prettifyError(parsed.error)}`);
   }
   const configuration = parsed.data;
-  return { stream: (request, callOptions) => streamChat(configuration, request, callOptions) };
+  return {
+    stream: (request, callOptions) => streamChat(configuration, request, callOptions),
+    inlineCapabilities: openaiInlineCapabilities,
+  };
 }
 
 async function* streamChat(
@@ -134,7 +139,7 @@ function buildBody(request: ModelRequest): ChatCompletionCreateParamsStreaming {
 function toOpenAIMessage(message: ModelMessage): ChatCompletionMessageParam {
   switch (message.role) {
     case 'user':
-      return { role: 'user', content: message.content };
+      return { role: 'user', content: openaiUserContent(message.content, message.attachments) };
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
     case 'assistant': {

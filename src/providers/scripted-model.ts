@@ -1,4 +1,5 @@
 import { abortReason, systemClock, type Clock } from '../core/clock.js';
+import { inlineKinds, type InlineKind } from '../core/attachments.js';
 import { RuntimeError } from '../core/errors.js';
 import {
   ProviderError,
@@ -78,6 +79,11 @@ export interface ScriptedModelOptions {
    * @default true
    */
   readonly record?: boolean;
+  /**
+   * What its models take inline (content parts with `mode: 'inline'`).
+   * @default ['image', 'audio', 'pdf']
+   */
+  readonly inline?: readonly InlineKind[];
 }
 
 /** A `ModelProvider` that plays a script, and records what it was asked. */
@@ -234,6 +240,7 @@ export function scriptedModel(script: Script, options: ScriptedModelOptions = {}
 
   return {
     stream,
+    inlineCapabilities: [{ model: '*', accepts: options.inline ?? inlineKinds }],
     requests,
     get calls() {
       return calls;

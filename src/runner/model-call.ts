@@ -22,6 +22,7 @@ import {
 import type { ModelCandidate, PickedProfile } from './failover-context.js';
 import { reportCost } from './model-cost.js';
 import { streamModelTurn, type ModelTurn, type RunText } from './model-turn.js';
+import { withInlineData } from './inline-data.js';
 import type { RunContext } from './run-context.js';
 
 /** Retries of one model without profiles to rotate (or with the same profile) on transient failures. */
@@ -62,8 +63,9 @@ export async function callModel(
 ): Promise<ModelTurn> {
   const { signal } = context;
   const attempts = { count: 0 };
+  const wire = await withInlineData(context.services.workspace, signal, messages);
   for (;;) {
-    const outcome = await tryCandidates(context, messages, runText, attempts);
+    const outcome = await tryCandidates(context, wire, runText, attempts);
     if ('turn' in outcome) return outcome.turn;
     if (signal.aborted) throw abortReason(signal);
     const mayWait = outcome.everyCooling && attempts.count < context.services.maxAttempts;

@@ -1,3 +1,4 @@
+import type { InlineAttachment } from '../core/attachments.js';
 import type { ErrorInfo } from '../core/errors.js';
 import type { EventInput, PauseState, RunStatus } from '../core/events.js';
 import type { ModelMessage, ToolCall, Usage } from '../providers/model-provider.js';
@@ -36,6 +37,8 @@ export interface RunContext {
   readonly sessionKey: string;
   /** The user turn that starts the run (a message's text, or the collect prompt). */
   readonly prompt: string;
+  /** The inline attachments that follow the prompt's text (references; the bytes are read per model call). */
+  readonly attachments?: readonly InlineAttachment[];
   readonly messageIds: readonly string[];
   /** The session's earlier conversation. */
   readonly history: readonly ModelMessage[];

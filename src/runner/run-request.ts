@@ -1,3 +1,4 @@
+import type { InlineAttachment } from '../core/attachments.js';
 import type { PauseState } from '../core/events.js';
 import type { AbortStatus } from './run-abort.js';
 import type { RunPhase } from './run-context.js';
@@ -8,6 +9,8 @@ import type { SteerInbox } from './steer-inbox.js';
 export interface RunTicket {
   readonly runId: string;
   readonly prompt: string;
+  /** The inline attachments of its messages, in message order, after the prompt's text. */
+  readonly attachments?: readonly InlineAttachment[];
   readonly messageIds: readonly string[];
   /** `collected` when several collect-mode messages were merged into this run. */
   readonly consumedAs: 'consumed' | 'collected';

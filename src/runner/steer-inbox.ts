@@ -1,7 +1,11 @@
+import type { StoredPart } from '../core/attachments.js';
+
 /** A user message steered into a running run, waiting for the next boundary. */
 export interface SteerMessage {
   readonly messageId: string;
   readonly text: string;
+  /** Its content parts (references into the workspace). */
+  readonly parts?: readonly StoredPart[];
 }
 
 /** The run's inbox of steer messages: filled by the session actor, drained by the turn loop at boundaries. */

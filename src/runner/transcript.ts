@@ -22,7 +22,11 @@ export function turnsToMessages(
   for (const turn of recent) {
     switch (turn.role) {
       case 'user':
-        messages.push({ role: 'user', content: turn.content });
+        messages.push(
+          turn.attachments === undefined
+            ? { role: 'user', content: turn.content }
+            : { role: 'user', content: turn.content, attachments: turn.attachments },
+        );
         break;
       case 'assistant': {
         const toolCalls = (turn.toolCalls ?? []).filter((call) => answered.has(call.id));

@@ -1,3 +1,4 @@
+import { composeMessageText, inlineAttachmentsOf } from '../policies/attachment-prompt.js';
 import { countBlocks } from '../policies/block-chunker.js';
 import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
@@ -12,10 +13,12 @@ import { isPending, type PendingCall, type ToolResult } from './tool-call.js';
 function admitSteers(context: RunContext, messages: ModelMessage[]): boolean {
   const steers = context.steering.take();
   if (steers.length === 0) return false;
-  const content = steers.map((steer) => steer.text).join('\n\n');
+  const content = steers.map((steer) => composeMessageText(steer.text, steer.parts)).join('\n\n');
   const messageIds = steers.map((steer) => steer.messageId);
-  messages.push({ role: 'user', content });
-  context.recordTurn({ role: 'user', content, messageIds });
+  const attachments = steers.flatMap((steer) => inlineAttachmentsOf(steer.parts));
+  const inline = attachments.length === 0 ? {} : { attachments };
+  messages.push({ role: 'user', content, ...inline });
+  context.recordTurn({ role: 'user', content, messageIds, ...inline });
   context.emit({ type: 'message.admitted', runId: context.runId, messageIds });
   return true;
 }
@@ -42,9 +45,10 @@ function startState(context: RunContext): LoopState {
       corrections: 0,
     };
   }
-  context.recordTurn({ role: 'user', content: context.prompt, messageIds: context.messageIds });
+  const inline = context.attachments === undefined ? {} : { attachments: context.attachments };
+  context.recordTurn({ role: 'user', content: context.prompt, messageIds: context.messageIds, ...inline });
   return {
-    messages: [...context.history, { role: 'user', content: context.prompt }],
+    messages: [...context.history, { role: 'user', content: context.prompt, ...inline }],
     runText: { text: '', blockIndex: 0 },
     usage: { inputTokens: 0, outputTokens: 0 },
     compaction: { compactions: 0, truncated: false },

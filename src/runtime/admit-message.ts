@@ -9,6 +9,7 @@ import type { InboxRecord, Ledger } from '../ledger/index.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
 import { decide, queuedItem, type Decided } from './admission-decision.js';
 import type { InboundMessage } from './inbound-message.js';
+import type { MessageAttachments, StoredParts } from './message-attachments.js';
 
 /** What `send()` resolves with. Refusals are answers, not exceptions. */
 export interface SendResult {
@@ -29,6 +30,8 @@ export interface AdmissionDeps {
   readonly emit: (session: LiveSession, event: EventInput) => void;
   readonly queueDefaults: QueueSettingsInput & { readonly byChannel: Record<string, QueueSettingsInput> };
   readonly interruptWaitMs: number;
+  /** Checks and stores content parts (docs/attachments.md). */
+  readonly attachments: MessageAttachments;
   /** Where a failed background write (a cap drop's status) is reported. */
   readonly onError?: (error: unknown) => void;
 }
@@ -45,6 +48,17 @@ async function writeRecord(deps: AdmissionDeps, record: InboxRecord): Promise<vo
       { cause: error },
     );
   }
+}
+
+/** Store a message's parts before its record is written (none: nothing to store). */
+function storeParts(
+  deps: AdmissionDeps,
+  sessionKey: string,
+  message: InboundMessage,
+): Promise<StoredParts | undefined> {
+  return message.parts === undefined
+    ? Promise.resolve(undefined)
+    : deps.attachments.store(sessionKey, message.parts);
 }
 
 /** Emit what became of an admitted message (and of a message the cap dropped for it). */
@@ -123,11 +137,18 @@ async function admitNow(
 ): Promise<SendResult> {
   const decided = decide(deps, session, message, options);
   if (!('record' in decided)) return decided;
-  const { messageId, settings, now, record } = decided;
-  await writeRecord(deps, record);
+  const { messageId, settings, now } = decided;
+  // No parts, no extra await: a plain message is written in the stretch that decided it.
+  const stored = message.parts === undefined ? undefined : await storeParts(deps, session.key, message);
+  const parts = stored === undefined ? {} : { parts: stored.parts };
+  const record = { ...decided.record, ...parts };
+  await writeRecord(deps, record).catch(async (error: unknown) => {
+    await stored?.undo();
+    throw error;
+  });
   session.actor.send({
     type: 'ADMIT',
-    item: queuedItem(message, messageId, settings, now),
+    item: { ...queuedItem(message, messageId, settings, now), ...parts },
     settings,
     recorded: record.status,
     at: now,

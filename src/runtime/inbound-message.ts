@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RuntimeError } from '../core/errors.js';
 import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
+import { messagePartSchema } from './message-parts.js';
 
 /** True when `text` holds no lone UTF-16 surrogate (it would be stored as a replacement character: lossy). */
 export function isWellFormed(text: string): boolean {
@@ -16,7 +17,7 @@ export const inboundMessageSchema = z
   .object({
     /** The platform's message id; redelivery of an id within 5 minutes is answered `duplicate`. */
     id: wellFormed().min(1).max(256).optional(),
-    text: wellFormed().min(1).max(200_000),
+    text: wellFormed().min(1).max(200_000).optional(),
     sender: z
       .object({ id: wellFormed().min(1).max(256), name: wellFormed().max(256).optional() })
       .strict()
@@ -25,13 +26,21 @@ export const inboundMessageSchema = z
     channel: wellFormed().min(1).max(128).optional(),
     /** A thread within the chat; messages of different threads are never merged into one run. */
     thread: wellFormed().min(1).max(256).optional(),
+    /** Content parts after the text (docs/attachments.md); with parts, `text` may be left out. */
+    parts: z.array(messagePartSchema).min(1).max(64).optional(),
   })
   .strict();
 
 /** What `send()` takes: the message's text, or the message. */
 export type InboundMessageInput = string | z.input<typeof inboundMessageSchema>;
-/** A validated inbound message. */
-export type InboundMessage = z.output<typeof inboundMessageSchema>;
+/** A validated inbound message; `text` is '' when only parts were sent. */
+export type InboundMessage = Omit<z.output<typeof inboundMessageSchema>, 'text'> & { readonly text: string };
+
+/** The schema `parseInboundMessage` applies: a message needs text or parts. */
+const messageWithContent = inboundMessageSchema.refine(
+  (message) => message.text !== undefined || message.parts !== undefined,
+  { message: 'a message needs text or parts', path: ['text'] },
+);
 
 const sessionKeySchema = wellFormed().min(1).max(512);
 
@@ -48,9 +57,9 @@ export function parseSessionKey(key: unknown): string {
 
 /** Validate an inbound message; a plain string is a message with only text. */
 export function parseInboundMessage(input: unknown): InboundMessage {
-  const parsed = inboundMessageSchema.safeParse(typeof input === 'string' ? { text: input } : input);
+  const parsed = messageWithContent.safeParse(typeof input === 'string' ? { text: input } : input);
   if (!parsed.success) throw invalid('send: message', parsed.error);
-  return parsed.data;
+  return { ...parsed.data, text: parsed.data.text ?? '' };
 }
 
 /** Validate queue settings (per message, or a session's `configure`); omitted is none, `null` is refused. */
