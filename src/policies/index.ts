@@ -22,6 +22,25 @@ export {
 } from './classify-failure.js';
 export type { FailureReason, ProviderFailure } from './classify-failure.js';
 export { dedupeWindowMs, isDuplicate, rememberMessage } from './dedupe.js';
+export { composeMessageText, describeAttachment, inlineAttachmentsOf } from './attachment-prompt.js';
+export {
+  anthropicInlineCapabilities,
+  bareMediaType,
+  inlineKindOf,
+  inlineKindsFor,
+  modelMatches,
+  openaiInlineCapabilities,
+  refuseInline,
+} from './inline-capabilities.js';
+export type { InlineCandidate, InlineCapability, InlineRefusal } from './inline-capabilities.js';
+export {
+  defaultSubagentDeny,
+  spawnSubagentTool,
+  subagentDepth,
+  subagentKey,
+  subagentLayers,
+  subagentParent,
+} from './subagent-policy.js';
 export type { SeenMessage } from './dedupe.js';
 export { drainDueAt } from './drain-timing.js';
 export type { DrainTimingInput } from './drain-timing.js';

@@ -31,12 +31,17 @@ export interface CrashRecordDeps {
  * in one synchronous stretch so they commit together (a crash meanwhile leaves the run open for the next start,
  * never closed without its event). Returns their sessions; what cannot be read is reported and skipped.
  */
-export async function closeCrashedRuns(deps: CrashRecordDeps): Promise<string[]> {
+export async function closeCrashedRuns(
+  deps: CrashRecordDeps,
+  /** Only the runs of these sessions (a cluster worker taking over some sessions). @default every session */
+  only?: ReadonlySet<string>,
+): Promise<string[]> {
   const { ledger, onError } = deps;
-  const open = await ledger.listOpenRuns().catch((error: unknown) => {
+  const listed = await ledger.listOpenRuns().catch((error: unknown) => {
     onError(error);
     return [] as RunRecord[];
   });
+  const open = only === undefined ? listed : listed.filter((run) => only.has(run.sessionKey));
   const sessions = new Map<string, SessionNumbering>();
   for (const run of open) {
     try {

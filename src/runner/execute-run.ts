@@ -4,7 +4,7 @@ import { abortStatusOf } from './run-abort.js';
 import { buildRunContext } from './run-context-builder.js';
 import { isRunPause, type RunContext } from './run-context.js';
 import { cancelPause, loadResume, recordPause, settleBatch } from './run-pause.js';
-import { closeRunRecord, openRunRecord, runHistory } from './run-records.js';
+import { commitRun, openRunRecord, runHistory } from './run-records.js';
 import type { RunScope } from './run-scope.js';
 import type { RunResult, RunSummary } from './run-summary.js';
 import { runTurnLoop } from './turn-loop.js';
@@ -20,7 +20,7 @@ async function runSegment(scope: RunScope, runContext: RunContext, startedAt: nu
   try {
     const outcome = await runTurnLoop(runContext);
     if (isRunPause(outcome)) return recordPause(scope.pause, request.sessionKey, request.run.runId, outcome);
-    return closeRunRecord(scope, startedAt, outcome);
+    return await commitRun(scope, startedAt, outcome);
   } finally {
     clock.clearTimeout(timer);
   }
@@ -68,10 +68,10 @@ export async function endRunBeforeStart(scope: RunScope): Promise<RunSummary> {
     await cancelPause(scope.pause, run.runId);
     const usage = record?.usage ?? { inputTokens: 0, outputTokens: 0 };
     const progress = { text: record?.text ?? '', usage, cost: record?.cost ?? 0 };
-    return closeRunRecord(scope, run.startedAt, { status, ...progress, error });
+    return commitRun(scope, run.startedAt, { status, ...progress, error });
   }
   const startedAt = services.clock.now();
   void openRunRecord(scope, startedAt);
   const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
-  return closeRunRecord(scope, startedAt, { status, ...nothing, error });
+  return commitRun(scope, startedAt, { status, ...nothing, error });
 }

@@ -25,6 +25,7 @@ export function buildRunContext(
     runId: run.runId,
     sessionKey,
     prompt: run.prompt,
+    ...(run.attachments === undefined ? {} : { attachments: run.attachments }),
     messageIds: run.messageIds,
     history: [],
     tools: services.toolsFor(sessionKey),
@@ -42,7 +43,9 @@ export function buildRunContext(
       const turn = scrubErrorTurn(draft, scrub);
       const at = services.clock.now();
       const record: TurnRecord = { ...turn, sessionKey, runId: run.runId, index: index++, at };
-      writeInBackground(services, services.ledger.appendTurns([record]));
+      const written = services.ledger.appendTurns([record]);
+      scope.writes.track(written);
+      writeInBackground(services, written);
     },
     compensate: createCompensator(scope, counters.compensationSeq),
   };

@@ -23,9 +23,9 @@ export function createRunExecutor(services: RunServices): ExecuteRun {
 }
 
 /**
- * Queue the run in its session's lane, then the global lane. Aborted while still waiting there, the run never
- * reached the model: it ends now, and the lane task that would have run it returns at once when its turn comes
- * (one listener per run, instead of wiring the signal through both lanes).
+ * Queue the run in its session's lane, then the global lane (a subagent's run: the subagent lane). Aborted while
+ * still waiting there, the run never reached the model: it ends now, and the lane task that would have run it
+ * returns at once when its turn comes (one listener per run, instead of wiring the signal through both lanes).
  */
 function runInLanes(scope: RunScope): Promise<RunResult> {
   const { services, request, port } = scope;
@@ -48,11 +48,13 @@ function runInLanes(scope: RunScope): Promise<RunResult> {
       started = true;
       return signal.aborted ? Promise.resolve(undefined) : executeRunInLane(scope);
     };
-    services.sessionLane
-      .run(request.sessionKey, () => services.globalLane.run(task, { provider, onWaited }))
-      .then(
-        (result) => settle(() => resolve(result ?? endRunBeforeStart(scope))),
-        (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
-      );
+    // A subagent's run takes the subagent lane: its parent may hold a global slot while it waits for the child.
+    const spawned = services.subagents.parentOf(request.sessionKey) !== undefined;
+    const inLane = () =>
+      spawned ? services.subagents.lane.run(task) : services.globalLane.run(task, { provider, onWaited });
+    services.sessionLane.run(request.sessionKey, inLane).then(
+      (result) => settle(() => resolve(result ?? endRunBeforeStart(scope))),
+      (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
+    );
   });
 }

@@ -11,9 +11,11 @@ export function openRunRecord(scope: RunScope, startedAt: number): Promise<void>
   const { services, request, port } = scope;
   const { run, sessionKey } = request;
   const primary = services.candidates[0];
+  const parent = services.subagents.parentOf(sessionKey);
   const opened = services.ledger.openRun({
     runId: run.runId,
     sessionKey,
+    ...(parent === undefined ? {} : { parentRunId: parent.parentRunId, parentCallId: parent.parentCallId }),
     status: 'running',
     messageIds: run.messageIds,
     provider: primary.providerName,
@@ -39,18 +41,21 @@ export function openRunRecord(scope: RunScope, startedAt: number): Promise<void>
   return Promise.allSettled([opened, consumed]).then(() => undefined);
 }
 
-/** Record a run's end (its error scrubbed of secrets, once, whatever its path) and emit `run.ended`. */
-export function closeRunRecord(scope: RunScope, startedAt: number, outcome: RunOutcome): RunSummary {
+/** The closing stretch of a run: its row closed and `run.ended` emitted together (one group-commit transaction). */
+function writeRunEnd(
+  scope: RunScope,
+  startedAt: number,
+  outcome: RunOutcome,
+): { readonly summary: RunSummary; readonly committed: Promise<void> } {
   const { services, request, port } = scope;
   const { run } = request;
   const endedAt = services.clock.now();
   const error =
     outcome.error === undefined ? {} : { error: scrubErrorInfo(outcome.error, services.profiles.scrub) };
   const { status, text, usage, cost } = outcome;
-  writeInBackground(
-    services,
-    services.ledger.closeRun(run.runId, { status, endedAt, text, usage, cost, ...error }),
-  );
+  // One synchronous stretch: group commit puts the run's row and its run.ended in one transaction, so a crash or
+  // a failed commit keeps neither (the bus delivers run.ended only once it is durable).
+  const committed = services.ledger.closeRun(run.runId, { status, endedAt, text, usage, cost, ...error });
   port.emit({
     type: 'run.ended',
     runId: run.runId,
@@ -60,7 +65,54 @@ export function closeRunRecord(scope: RunScope, startedAt: number, outcome: RunO
     durationMs: endedAt - startedAt,
     ...error,
   });
-  return { runId: run.runId, status, text, messageIds: run.messageIds, startedAt, endedAt, ...error };
+  const summary = {
+    runId: run.runId,
+    status,
+    text,
+    messageIds: run.messageIds,
+    startedAt,
+    endedAt,
+    ...error,
+  };
+  return { summary, committed };
+}
+
+/** The outcome of a run whose commit could not be written: `failed`, saying why. */
+function commitFailed(outcome: RunOutcome, what: string, cause: unknown): RunOutcome {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  const message = `${what}: ${reason}`;
+  return { ...outcome, status: 'failed', error: { code: 'ledger_unavailable', message } };
+}
+
+/**
+ * Commit a run's end once its turns are durable: its status, final text, usage and cost with `run.ended`, in one
+ * transaction (its error scrubbed of secrets). A run one of whose turns was not recorded ends `failed`; a commit
+ * that fails is written again as `failed` (`ledger_unavailable`, saying why), and if that fails too the run stays
+ * open in the ledger, to be closed `crashed` at the next start. Resolves with the summary the ledger holds.
+ */
+export async function commitRun(
+  scope: RunScope,
+  startedAt: number,
+  outcome: RunOutcome,
+): Promise<RunSummary> {
+  const { services } = scope;
+  const lost = await scope.writes.settled();
+  const checked =
+    lost === undefined ? outcome : commitFailed(outcome, 'a turn of the run was not recorded', lost);
+  const first = writeRunEnd(scope, startedAt, checked);
+  try {
+    await first.committed;
+    return first.summary;
+  } catch (error) {
+    services.onError(error);
+    const second = writeRunEnd(
+      scope,
+      startedAt,
+      commitFailed(outcome, 'the run could not be committed', error),
+    );
+    second.committed.catch(services.onError);
+    return second.summary;
+  }
 }
 
 /** The session's earlier conversation a new run sees (`historyTurns` of it). */

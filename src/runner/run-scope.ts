@@ -2,6 +2,7 @@ import type { PauseDeps } from './run-pause.js';
 import type { RunRequest } from './run-request.js';
 import type { RunServices } from './run-services.js';
 import type { SessionPort } from './session-port.js';
+import { createRunWrites, type RunWrites } from './run-writes.js';
 
 /** One run being executed: the shared services, the request, and its session's port taken at the start. */
 export interface RunScope {
@@ -10,6 +11,8 @@ export interface RunScope {
   readonly port: SessionPort;
   /** What recording and resuming this run's pauses needs. */
   readonly pause: PauseDeps;
+  /** The run's background writes (its turns), which its commit waits for. */
+  readonly writes: RunWrites;
 }
 
 /** Open the scope of a run: its session's port is looked up here, once. */
@@ -24,5 +27,5 @@ export function openRunScope(services: RunServices, request: RunRequest): RunSco
     },
     historyTurns: services.limits.historyTurns,
   };
-  return { services, request, port, pause };
+  return { services, request, port, pause, writes: createRunWrites() };
 }

@@ -6,10 +6,12 @@ import type { Ledger } from '../ledger/index.js';
 import type { ThinkingLevel } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { WorkspaceStore } from '../tools/workspace-store.js';
 import type { Compactor } from './compaction.js';
 import type { AuthProfilePool, ModelCandidate, PriceLookup } from './failover-context.js';
 import type { RunLimits } from './run-context.js';
 import type { SessionPort } from './session-port.js';
+import type { SubagentPort } from './subagent-port.js';
 
 /** The run limits the lifecycle applies on top of the turn loop's. */
 export interface RunServiceLimits extends RunLimits {
@@ -47,12 +49,16 @@ export interface RunServices {
   readonly compactor: Compactor;
   /** Tool names or globs that need approval whatever their risk. */
   readonly alwaysApprove: readonly string[];
+  /** Subagents: their lane, the spawn behind `spawn_subagent`, and the parent a child's run records. */
+  readonly subagents: SubagentPort;
   /** The live session's port, taken once when a run starts. */
   readonly sessionPort: (sessionKey: string) => SessionPort;
   /** False once the runtime is closing: runs that have not started yet stay queued. */
   readonly accepting: () => boolean;
   /** Reports a failure in the background (a ledger write). */
   readonly onError: (error: unknown) => void;
+  /** Where content parts are stored; inline attachments are read from it right before each model call. */
+  readonly workspace: WorkspaceStore;
 }
 
 /** Issue a ledger write whose failure is reported to `onError` instead of awaited. */

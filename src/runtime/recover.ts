@@ -1,8 +1,25 @@
 import type { SessionRegistry } from '../actors/session-registry.js';
 import type { Clock } from '../core/clock.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
+import { subagentDepth } from '../policies/subagent-policy.js';
 import { closeCrashedRuns } from '../runner/crash-record.js';
 import type { EventBus } from './event-bus.js';
+
+/**
+ * Cancel the tasks of subagent sessions that never started: the parent run waiting for them crashed (and was closed
+ * `crashed` above), so nobody would read their answer.
+ */
+async function cancelOrphans(ledger: Ledger, keys: readonly string[], onError: (error: unknown) => void) {
+  for (const key of keys) {
+    try {
+      const { pending } = await ledger.loadSession(key);
+      const ids = pending.map((message) => message.messageId);
+      await ledger.updateMessages(key, ids, { status: 'cancelled' });
+    } catch (error) {
+      onError(error);
+    }
+  }
+}
 
 /**
  * Startup recovery. Runs a crash left open are closed as `crashed` with the text they had streamed and a
@@ -17,14 +34,19 @@ export async function recoverAtStart(deps: {
   bus: EventBus;
   registry: SessionRegistry;
   onError: (error: unknown) => void;
+  /** Subagents are enabled: a child session's pending task lost its parent and is cancelled, not run. */
+  subagents?: boolean;
 }): Promise<void> {
   const { ledger, bus, registry, onError } = deps;
   bus.seek(await ledger.lastCursor());
   const crashed = await closeCrashedRuns({ ledger, clock: deps.clock, events: bus, onError });
-  const pending = await ledger.listSessionsWithPending().catch((error: unknown) => {
+  const withPending = await ledger.listSessionsWithPending().catch((error: unknown) => {
     onError(error);
     return [] as string[];
   });
+  const orphans = deps.subagents === true ? withPending.filter((key) => subagentDepth(key) > 0) : [];
+  await cancelOrphans(ledger, orphans, onError);
+  const pending = withPending.filter((key) => !orphans.includes(key));
   // Paused runs come back paused (their expiry timers re-armed); they are not crashed.
   const paused = await ledger.listPausedRuns().catch((error: unknown) => {
     onError(error);

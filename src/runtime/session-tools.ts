@@ -11,8 +11,11 @@ export const toolPolicyLayerSchema = z
 
 /** The tool registries of a runtime: its own policy layers, then a session's layer on top. */
 export interface SessionTools {
-  /** The registry for a session with this layer (`undefined`: the runtime's layers only). */
-  registryFor(layer: unknown): ToolRegistry;
+  /**
+   * The registry for a session with this layer (`undefined`: the runtime's layers only), then `last` (the subagent
+   * layers), which only narrow.
+   */
+  registryFor(layer: unknown, last?: readonly ToolPolicyLayer[]): ToolRegistry;
   /** Validate a session's layer; `invalid_input` naming the problem. */
   parseLayer(what: string, layer: unknown): ToolPolicyLayer;
   /** A configured tool by name, whatever the policy says (undo of a tool the policy removed since). */
@@ -52,10 +55,11 @@ export function createSessionTools(options: {
   // Most sessions have no layer of their own: their registry is built once and found without a key.
   const base = registryOf([]);
   return {
-    registryFor: (layer) => {
-      if (layer === undefined || layer === null) return base;
+    registryFor: (layer, last = []) => {
+      if ((layer === undefined || layer === null) && last.length === 0) return base;
       try {
-        return registryOf([parseLayer('session tool policy', layer)]);
+        const own = layer === undefined || layer === null ? [] : [parseLayer('session tool policy', layer)];
+        return registryOf([...own, ...last]);
       } catch {
         // A stored layer that no longer compiles (a group removed from the config) denies everything rather
         // than granting what it meant to narrow.

@@ -1,0 +1,32 @@
+/**
+ * The ledger writes a run issued in the background (its turns): the run's commit waits for them, and a run whose
+ * turn was lost cannot end `completed`.
+ */
+export interface RunWrites {
+  /** Track a write; its failure is also reported by the caller. */
+  track(write: Promise<void>): void;
+  /** Resolves once every tracked write settled: with the first failure, or undefined when all were durable. */
+  settled(): Promise<unknown>;
+}
+
+/** No writes yet. */
+export function createRunWrites(): RunWrites {
+  let pending: Promise<void>[] = [];
+  let failure: { readonly error: unknown } | undefined;
+  return {
+    track(write) {
+      pending.push(write);
+      write.catch((error: unknown) => {
+        failure ??= { error };
+      });
+    },
+    async settled() {
+      while (pending.length > 0) {
+        const batch = pending;
+        pending = [];
+        await Promise.allSettled(batch);
+      }
+      return failure?.error;
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { createSubagentLane } from '../lanes/subagent-lane.js';
+import { subagentLayers } from '../policies/subagent-policy.js';
+import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
+import { createSubagentTool, type SubagentPort } from '../runner/subagent-port.js';
+import type { Tool } from '../tools/define-tool.js';
+import type { LateBound } from './late-bound.js';
+import type { RuntimeConfig } from './runtime-options.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import { createSubagentSpawner } from './subagent-spawner.js';
+
+/** A runtime's subagents: the port runs use, the tools to offer, and the last policy layers of a session. */
+export interface Subagents {
+  readonly port: SubagentPort;
+  /** The configured tools, with `spawn_subagent` when subagents are enabled. */
+  readonly tools: readonly Tool[];
+  /** The layers applied after a session's own (the subagent deny list and configured layer for a child). */
+  layersFor(sessionKey: string): ToolPolicyLayer[];
+}
+
+/** Wire subagents from the configuration; the spawner reads the internals once a tool call runs. */
+export function openSubagents(config: RuntimeConfig, internals: LateBound<RuntimeInternals>): Subagents {
+  const options = config.subagents;
+  // A bad glob or an unknown group in the configured layer throws invalid_input here, at construction.
+  if (options.toolPolicy !== undefined) resolveToolPolicy([], [options.toolPolicy], config.toolGroups);
+  const port = createSubagentSpawner({
+    internals,
+    ids: config.ids,
+    lane: createSubagentLane({ concurrency: options.concurrency }),
+    maxDepth: options.maxDepth,
+    portOf: (sessionKey) => internals.get().services.sessionPort(sessionKey),
+  });
+  const tools = options.enabled ? [...config.tools, createSubagentTool(() => port)] : config.tools;
+  return { port, tools, layersFor: (sessionKey) => subagentLayers(sessionKey, options) };
+}
