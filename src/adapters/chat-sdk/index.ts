@@ -1,0 +1,19 @@
+export {
+  connectChat,
+  chatSessionKey,
+  type ChatSdkAdapterOptions,
+  type ChatSdkConnection,
+} from './chat-sdk-adapter.js';
+export type { ReplyFormat } from './chat-target.js';
+export {
+  startReplyDelivery,
+  type ReplyDelivery,
+  type ReplyDeliveryOptions,
+} from '../delivery/reply-delivery.js';
+export {
+  defaultFailureNotice,
+  defaultInterruptedNotice,
+  type ReplyTarget,
+  type SentLookup,
+  type TargetResolver,
+} from '../delivery/reply-target.js';

@@ -1,0 +1,122 @@
+import type { Clock } from '../../core/clock.js';
+import type { DeliveryIntent, DeliveryStore } from '../../ledger/index.js';
+import type { ReplyTarget } from './reply-target.js';
+
+/** A run's reply streamed into one platform message (platforms that can edit): its id and text so far. */
+export interface StreamedMessage {
+  readonly platformMessageId: string;
+  readonly text: string;
+}
+
+/** What delivering a block needs: the ledger, who delivers, and where a doubt is reported. */
+export interface BlockDeliveryContext {
+  readonly ledger: DeliveryStore;
+  readonly consumer: string;
+  readonly clock: Clock;
+  /** The message each run's reply streams into, by run id (in memory: lost on restart, then a new one starts). */
+  readonly streams: Map<string, StreamedMessage>;
+  /** Report a block recorded in doubt (a `delivery.in_doubt` event of its session). */
+  readonly reportInDoubt: (intent: DeliveryIntent, reason: string) => Promise<void>;
+}
+
+/** One block to deliver: the text, where it goes, and the cursor of the event that carried it. */
+export interface BlockToDeliver {
+  readonly sessionKey: string;
+  readonly runId: string;
+  readonly blockIndex: number;
+  readonly text: string;
+  readonly cursor: number;
+  readonly target: ReplyTarget;
+}
+
+/** Bot tokens in URLs (Telegram's `bot<id>:<secret>`): never copied into a reason. */
+const tokenPattern = /bot\d+:[\w-]+/g;
+
+/** A short reason from a send failure, with nothing that could be a token. */
+function failureReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `send failed: ${message.replace(tokenPattern, 'bot***').slice(0, 300)}`;
+}
+
+/** Send the block: edit it into the run's streamed message when it fits, else post it as a new message. */
+async function send(context: BlockDeliveryContext, block: BlockToDeliver): Promise<string> {
+  const { target } = block;
+  const streamed = context.streams.get(block.runId);
+  const limit = target.editLimit ?? 4000;
+  if (target.edit !== undefined && streamed !== undefined) {
+    const text = `${streamed.text}\n\n${block.text}`;
+    if (text.length <= limit) {
+      await target.edit(streamed.platformMessageId, text);
+      context.streams.set(block.runId, { platformMessageId: streamed.platformMessageId, text });
+      return streamed.platformMessageId;
+    }
+  }
+  const platformMessageId = await target.post(block.text);
+  if (target.edit !== undefined) context.streams.set(block.runId, { platformMessageId, text: block.text });
+  return platformMessageId;
+}
+
+/** Record the block in doubt and report it (an event): it is neither sent again nor forgotten. */
+async function doubt(context: BlockDeliveryContext, intent: DeliveryIntent, reason: string): Promise<void> {
+  await context.ledger.markInDoubt(intent);
+  await context.reportInDoubt(intent, reason);
+}
+
+/**
+ * A block found `sending` (its send was in flight when the process died): ask the platform. True when it must be
+ * sent (the platform shows no message for it); otherwise it is recorded delivered or in doubt here.
+ */
+async function resolveInFlight(
+  context: BlockDeliveryContext,
+  block: BlockToDeliver,
+  intent: DeliveryIntent,
+  since: number,
+): Promise<boolean> {
+  const lookup = (await block.target.lookup?.(block.text, since)) ?? { found: 'unknown' as const };
+  switch (lookup.found) {
+    case 'absent':
+      return true;
+    case 'present':
+      await context.ledger.recordDelivery({
+        ...intent,
+        platformMessageId: lookup.platformMessageId,
+        cursor: block.cursor,
+      });
+      return false;
+    case 'unknown':
+      await doubt(
+        context,
+        intent,
+        'the send was in flight at a crash and the platform cannot show whether it arrived',
+      );
+      return false;
+  }
+}
+
+/**
+ * Deliver one reply block exactly once: skipped when already delivered (or in doubt); the `sending` intent is
+ * written before the send, and the delivered record with the consumer's cursor in one transaction after it.
+ */
+export async function deliverBlock(context: BlockDeliveryContext, block: BlockToDeliver): Promise<void> {
+  const { ledger, consumer } = context;
+  const key = { consumer, runId: block.runId, blockIndex: block.blockIndex };
+  const intent: DeliveryIntent = { ...key, sessionKey: block.sessionKey, at: context.clock.now() };
+  const stored = await ledger.getDelivery(key);
+  if (stored !== undefined && stored.status !== 'sending') return;
+  if (stored !== undefined && !(await resolveInFlight(context, block, intent, stored.updatedAt))) return;
+  if (stored === undefined && !(await ledger.markSending(intent))) return;
+  let platformMessageId: string;
+  try {
+    platformMessageId = await send(context, block);
+  } catch (error) {
+    // Not retried: a failure may come after the platform took the message, and a retry could duplicate it.
+    await doubt(context, intent, failureReason(error));
+    return;
+  }
+  await ledger.recordDelivery({
+    ...intent,
+    at: context.clock.now(),
+    platformMessageId,
+    cursor: block.cursor,
+  });
+}

@@ -1,0 +1,126 @@
+import type { Bot, Context, MiddlewareFn } from 'grammy';
+import type { Message } from 'grammy/types';
+import type { Clock } from '../../core/clock.js';
+import type { DeliveryStore } from '../../ledger/index.js';
+import type { QueueSettingsInput } from '../../policies/queue-settings.js';
+import type { Runtime } from '../../runtime/index.js';
+import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
+import { attachmentOf, downloadAttachment, type BinaryPart } from './telegram-attachments.js';
+import { telegramPlaceOf, telegramSessionKey } from './telegram-keys.js';
+import { createTelegramTarget } from './telegram-target.js';
+
+/** Options of `connectGrammy`. */
+export interface GrammyAdapterOptions {
+  readonly runtime: Runtime;
+  /** The ledger the runtime was created with: deliveries are recorded there with the consumer's position. */
+  readonly ledger: DeliveryStore;
+  /** The durable consumer that delivers replies (one per bot). @default 'grammy' */
+  readonly consumer?: string;
+  /** Queue settings for every inbound message (e.g. `{ mode: 'steer' }`). @default the runtime's */
+  readonly sendOptions?: QueueSettingsInput;
+  /** The Bot API root the bot uses (`client.apiRoot`); files are downloaded from it. @default 'https://api.telegram.org' */
+  readonly apiRoot?: string;
+  /** How photos, documents, voice notes and audio reach the model (content parts). @default 'file' */
+  readonly attachmentMode?: 'file' | 'inline';
+  /** The command that aborts the chat's run. @default 'stop' */
+  readonly stopCommand?: string;
+  /** The text a chat gets when its run crashed mid-reply. */
+  readonly interruptedNotice?: string;
+  /** The text a chat gets when its run failed or timed out; null: nothing. */
+  readonly failureNotice?: string | null;
+  readonly clock?: Clock;
+  /** Background failures. @default console.error */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A bot connected to a runtime. */
+export interface GrammyConnection {
+  /** The middleware `connectGrammy` installed (feeds text messages to sessions; `/stop` aborts). */
+  readonly middleware: MiddlewareFn<Context>;
+  /** The reply delivery loop (a durable consumer). */
+  readonly delivery: ReplyDelivery;
+}
+
+/** True when `text` is the stop command (`/stop`, or `/stop@botname`). */
+function isCommand(text: string, command: string): boolean {
+  return new RegExp(`^/${command}(@\\w+)?\\s*$`).test(text);
+}
+
+/** What a message brings in: its text (or caption) and, downloaded, its attachment as a part. */
+async function inboundOf(
+  bot: Bot,
+  options: GrammyAdapterOptions,
+  message: Message,
+): Promise<{ text?: string; parts?: BinaryPart[] } | undefined> {
+  const text = message.text ?? message.caption;
+  const attachment = attachmentOf(message);
+  if (attachment === undefined) return text === undefined ? undefined : { text };
+  const files = {
+    apiRoot: options.apiRoot ?? 'https://api.telegram.org',
+    token: bot.token,
+    mode: options.attachmentMode ?? 'file',
+  } as const;
+  try {
+    const part = await downloadAttachment(bot.api, files, attachment);
+    return { ...(text === undefined ? {} : { text }), parts: [part] };
+  } catch (error) {
+    // Not dropped in silence: the agent hears of the file it could not get.
+    (options.onError ?? console.error)(error);
+    return { text: `${text ?? ''}\n[${attachment.name} could not be downloaded]`.trim() };
+  }
+}
+
+/** The middleware: a message goes to the session of its chat (and topic), with its message id. */
+function createMiddleware(bot: Bot, options: GrammyAdapterOptions): MiddlewareFn<Context> {
+  const stopCommand = options.stopCommand ?? 'stop';
+  return async (context, next) => {
+    const message = context.message;
+    if (message === undefined) return next();
+    const threadId = message.is_topic_message === true ? message.message_thread_id : undefined;
+    const key = telegramSessionKey({
+      chatId: message.chat.id,
+      ...(threadId === undefined ? {} : { threadId }),
+    });
+    const session = options.runtime.session(key);
+    if (message.text !== undefined && isCommand(message.text, stopCommand)) {
+      await session.abort({ reason: `user sent /${stopCommand}` });
+      return;
+    }
+    const content = await inboundOf(bot, options, message);
+    if (content === undefined) return next();
+    const from = message.from;
+    const input = {
+      id: String(message.message_id),
+      ...content,
+      channel: 'telegram',
+      ...(from === undefined ? {} : { sender: { id: String(from.id), name: from.first_name } }),
+    };
+    await session.send(input, options.sendOptions);
+  };
+}
+
+/**
+ * Connect a grammY `Bot` to a runtime: messages (text, and photos, documents, voice notes and audio as content
+ * parts) go to session `telegram:<chat id>` (plus
+ * `:<message_thread_id>` in a forum topic) with the Telegram message id as the message id (a redelivered update is
+ * answered `duplicate`), `/stop` aborts the chat's run, and the runs' reply blocks are sent back exactly once
+ * through a durable consumer, with a typing indicator while a run streams.
+ */
+export function connectGrammy(bot: Bot, options: GrammyAdapterOptions): GrammyConnection {
+  const middleware = createMiddleware(bot, options);
+  bot.use(middleware);
+  const delivery = startReplyDelivery({
+    runtime: options.runtime,
+    ledger: options.ledger,
+    consumer: options.consumer ?? 'grammy',
+    targetFor: (sessionKey) => {
+      const place = telegramPlaceOf(sessionKey);
+      return place === undefined ? undefined : createTelegramTarget(bot.api, place);
+    },
+    ...(options.interruptedNotice === undefined ? {} : { interruptedNotice: options.interruptedNotice }),
+    ...(options.failureNotice === undefined ? {} : { failureNotice: options.failureNotice }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+  });
+  return { middleware, delivery };
+}

@@ -1,0 +1,183 @@
+import { createTelegramAdapter } from '@chat-adapter/telegram';
+import { Chat, ConsoleLogger, type Adapter } from 'chat';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRuntime, createSqliteLedger, sequentialIds, type Ledger, type RuntimeEvent } from 'agentlanes';
+import { connectChat, type ChatSdkAdapterOptions, type ChatSdkConnection } from 'agentlanes/chat-sdk';
+import {
+  fakeClock,
+  scriptedModel,
+  type FakeClock,
+  type Script,
+  type ScriptedModel,
+} from 'agentlanes/testing';
+import { createMemoryState } from '@chat-adapter/state-memory';
+import { startTelegramEmulator, type TelegramEmulator } from '../support/telegram-emulator.js';
+import { tempLedgerPath } from '../support/temp-ledger.js';
+
+/** A Chat (Telegram adapter, polling the emulator) connected to a runtime on a SQLite file. */
+interface ChatFixture {
+  readonly emulator: TelegramEmulator;
+  readonly clock: FakeClock;
+  readonly model: ScriptedModel;
+  readonly connection: ChatSdkConnection;
+  readonly events: RuntimeEvent[];
+  event(check: (event: RuntimeEvent) => boolean): Promise<RuntimeEvent>;
+  close(): Promise<void>;
+}
+
+let fixture: ChatFixture | undefined;
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+async function startChatFixture(
+  script: Script,
+  adapter: Partial<ChatSdkAdapterOptions> = {},
+): Promise<ChatFixture> {
+  const emulator = await startTelegramEmulator();
+  const clock = fakeClock({ now: 1_000_000 });
+  const model = scriptedModel(script, { clock });
+  const ledger: Ledger = createSqliteLedger({ path: tempLedgerPath('chat-sdk'), synchronous: 'normal' });
+  const runtime = createRuntime({
+    ledger,
+    providers: { scripted: model },
+    model: { provider: 'scripted', model: 'm' },
+    blocks: { minChars: 10, maxChars: 40 },
+    clock,
+    ids: sequentialIds(),
+  });
+  const chat = new Chat({
+    userName: 'lanes_bot',
+    adapters: {
+      // The adapter's class has `botUserId: string | undefined`, which chat's `Adapter` refuses under
+      // exactOptionalPropertyTypes (a typing mismatch between the two packages, not a runtime one).
+      telegram: createTelegramAdapter({
+        botToken: emulator.token,
+        apiBaseUrl: emulator.apiRoot,
+        mode: 'polling',
+        userName: 'lanes_bot',
+        longPolling: { timeout: 1, deleteWebhook: true },
+        logger: new ConsoleLogger('silent'),
+      }) as Adapter,
+    },
+    state: createMemoryState(),
+    concurrency: 'concurrent',
+    logger: 'silent',
+  });
+  const connection = connectChat(chat, { runtime, ledger, clock, ...adapter });
+  const events: RuntimeEvent[] = [];
+  const waiters = new Set<{
+    check: (event: RuntimeEvent) => boolean;
+    resolve: (event: RuntimeEvent) => void;
+  }>();
+  const controller = new AbortController();
+  const recorded = (async () => {
+    for await (const event of runtime.events({ signal: controller.signal })) {
+      events.push(event);
+      for (const waiter of [...waiters]) {
+        if (!waiter.check(event)) continue;
+        waiters.delete(waiter);
+        waiter.resolve(event);
+      }
+    }
+  })();
+  await chat.initialize();
+  return {
+    emulator,
+    clock,
+    model,
+    connection,
+    events,
+    event(check) {
+      const found = events.find(check);
+      return found !== undefined
+        ? Promise.resolve(found)
+        : new Promise((resolve) => waiters.add({ check, resolve }));
+    },
+    async close() {
+      await chat.shutdown();
+      await connection.delivery.stop();
+      controller.abort();
+      await runtime.close();
+      await recorded;
+      await ledger.close();
+      await emulator.close();
+    },
+  };
+}
+
+/** What a Telegram user reads: MarkdownV2 escapes removed. */
+const unescaped = (text: string): string => text.replace(/\\([_*[\]()~`>#+\-=|{}.!\\])/g, '$1');
+
+describe('connectChat', () => {
+  it('streams a reply into one message by editing it, and aborts on /stop', async () => {
+    fixture = await startChatFixture([
+      { text: 'The first part of it. The second part here. And the third one ends.' },
+      { hang: true },
+    ]);
+    const { emulator } = fixture;
+    emulator.userSends({ chatId: 31, text: 'explain' });
+    await fixture.event((event) => event.type === 'run.ended');
+    await emulator.until(() =>
+      unescaped(emulator.botMessages(31)[0]?.text ?? '').includes('third one ends.'),
+    );
+    const [reply, ...others] = emulator.botMessages(31);
+    expect(others).toEqual([]);
+    expect(reply?.edits).toBeGreaterThan(0);
+    expect(unescaped(reply?.text ?? '')).toBe(
+      'The first part of it.\n\nThe second part here.\n\nAnd the third one ends.',
+    );
+    const started = await fixture.event((event) => event.type === 'run.started');
+    expect(started.sessionKey).toBe('telegram:31');
+    emulator.userSends({ chatId: 31, text: 'another' });
+    await fixture.event((event) => event.type === 'run.started' && event.runId !== started.runId);
+    emulator.userSends({ chatId: 31, text: '/stop' });
+    const aborted = await fixture.event((event) => event.type === 'run.ended' && event.status === 'aborted');
+    expect(aborted).toMatchObject({ sessionKey: 'telegram:31' });
+  });
+
+  it('takes a message sent while the reply streams into the running run (steer mode)', async () => {
+    fixture = await startChatFixture(
+      [{ text: 'Checking the forecast now.', tokenDelayMs: 100 }, { text: 'In Celsius: 21.' }],
+      { sendOptions: { mode: 'steer' }, format: 'raw' },
+    );
+    const { emulator, clock } = fixture;
+    emulator.userSends({ chatId: 34, text: 'weather?' });
+    await fixture.event((event) => event.type === 'run.started');
+    emulator.userSends({ chatId: 34, text: 'in celsius please' });
+    await fixture.event((event) => event.type === 'message.steered');
+    await clock.advance(1000);
+    await fixture.event((event) => event.type === 'run.ended');
+    await emulator.until(() => (emulator.botMessages(34)[0]?.text ?? '').includes('21.'));
+    expect(fixture.model.requests).toHaveLength(2);
+    expect(fixture.model.requests[1]?.messages.at(-1)).toMatchObject({ content: 'in celsius please' });
+    expect(emulator.botMessages(34).map((message) => message.text)).toEqual([
+      'Checking the forecast now.\n\nIn Celsius: 21.',
+    ]);
+  });
+
+  it('posts each block as its own message without streaming, and answers a redelivered update once', async () => {
+    fixture = await startChatFixture(
+      [{ text: 'Block number one here. Block number two here.' }, { text: 'never' }],
+      {
+        stream: false,
+        format: 'raw',
+      },
+    );
+    const { emulator } = fixture;
+    const update = emulator.userSends({ chatId: 32, text: 'hello' });
+    await fixture.event((event) => event.type === 'run.ended');
+    await emulator.until(() => emulator.botMessages(32).length === 2);
+    emulator.redeliver(update);
+    emulator.userSends({ chatId: 33, text: 'marker' });
+    await fixture.event((event) => event.type === 'run.ended' && event.sessionKey === 'telegram:33');
+    expect(emulator.botMessages(32).map((message) => message.text)).toEqual([
+      'Block number one here.',
+      'Block number two here.',
+    ]);
+    expect(
+      fixture.model.requests.filter((request) => request.messages.at(-1)?.content === 'hello'),
+    ).toHaveLength(1);
+  });
+});

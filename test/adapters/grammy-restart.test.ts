@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultInterruptedNotice } from 'agentlanes/grammy';
+import { startTelegramEmulator, type TelegramEmulator } from '../support/telegram-emulator.js';
+import { tempLedgerPath } from '../support/temp-ledger.js';
+
+const childPath = join(import.meta.dirname, 'grammy-child.ts');
+const children: ChildProcess[] = [];
+let emulator: TelegramEmulator | undefined;
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  await emulator?.close();
+  emulator = undefined;
+});
+
+/** Start the bot process; resolves once it polls. */
+function startBot(dbPath: string): Promise<ChildProcess> {
+  const { apiRoot, token } = emulator as TelegramEmulator;
+  const child = spawn(process.execPath, ['--import', 'tsx', childPath, apiRoot, token, dbPath], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const log: string[] = [];
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => log.push(chunk));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`the bot exited (code ${code}): ${log.join('')}`)));
+  });
+}
+
+/** Send a signal and wait until the process is gone. */
+async function end(child: ChildProcess, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+  const gone = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await gone;
+}
+
+interface BlockRow {
+  run_id: string;
+  session_key: string;
+  body: string;
+}
+
+describe('connectGrammy across a SIGKILL', () => {
+  it('duplicates no reply and loses none when the bot is killed mid-run and restarted', async () => {
+    emulator = await startTelegramEmulator();
+    const dbPath = tempLedgerPath('grammy-restart');
+    const first = await startBot(dbPath);
+    emulator.userSends({ chatId: 2, text: 'short question' });
+    await emulator.until(() => (emulator as TelegramEmulator).botMessages(2).length === 1);
+    emulator.userSends({ chatId: 1, text: 'long' });
+    await emulator.until(() => (emulator as TelegramEmulator).botMessages(1).length >= 3);
+    await end(first, 'SIGKILL');
+    const beforeRestart = emulator.botMessages(1).length;
+    // Written while the bot is down: it must be answered after the restart.
+    emulator.userSends({ chatId: 3, text: 'anyone there' });
+    const second = await startBot(dbPath);
+    await emulator.until(() => {
+      const server = emulator as TelegramEmulator;
+      const notice = server.botMessages(1).some((message) => message.text === defaultInterruptedNotice);
+      return notice && server.botMessages(3).length === 1;
+    });
+    await end(second, 'SIGTERM');
+
+    expect(emulator.botMessages(2).map((message) => message.text)).toEqual(['Answer to short question.']);
+    expect(emulator.botMessages(3).map((message) => message.text)).toEqual(['Answer to anyone there.']);
+    const chatOne = emulator.botMessages(1).map((message) => message.text);
+    expect(new Set(chatOne).size).toBe(chatOne.length);
+    expect(chatOne.filter((text) => text === defaultInterruptedNotice)).toHaveLength(1);
+    expect(chatOne.length).toBeGreaterThanOrEqual(beforeRestart + 1);
+    // The long answer was cut, never restarted: what the chat shows is its beginning, in order.
+    const shown = chatOne.filter((text) => text !== defaultInterruptedNotice).join(' ');
+    expect(shown.length).toBeGreaterThan(0);
+
+    const database = new Database(dbPath, { readonly: true });
+    try {
+      const blocks = database
+        .prepare("SELECT run_id, session_key, body FROM events WHERE type = 'assistant.block'")
+        .all() as BlockRow[];
+      const deliveries = database.prepare('SELECT * FROM deliveries').all() as {
+        run_id: string;
+        block_index: number;
+        status: string;
+        platform_message_id: string | null;
+      }[];
+      const doubts = database.prepare("SELECT body FROM events WHERE type = 'delivery.in_doubt'").all();
+      const runs = database.prepare('SELECT run_id, status FROM runs').all() as {
+        run_id: string;
+        status: string;
+      }[];
+      expect(runs.filter((run) => run.status === 'crashed')).toHaveLength(1);
+      const everyText = [2, 1, 3].flatMap((chatId) => (emulator as TelegramEmulator).botMessages(chatId));
+      for (const block of blocks) {
+        const { index, text } = JSON.parse(block.body) as { index: number; text: string };
+        const record = deliveries.find((row) => row.run_id === block.run_id && row.block_index === index);
+        // Every block recorded is delivered (once, under the recorded message id) or reported in doubt.
+        expect(record?.status === 'delivered' || record?.status === 'in_doubt').toBe(true);
+        if (record?.status === 'delivered') {
+          const message = everyText.find((sent) => String(sent.messageId) === record.platform_message_id);
+          expect(message?.text).toBe(text);
+        }
+      }
+      const inDoubt = deliveries.filter((row) => row.status === 'in_doubt');
+      expect(doubts).toHaveLength(inDoubt.length);
+      // The chat shows the cut answer's blocks in order: every delivered one, an in-doubt one at most once.
+      const chatOneBlocks = blocks
+        .filter((block) => block.session_key === 'telegram:1')
+        .map((block) => ({
+          runId: block.run_id,
+          ...(JSON.parse(block.body) as { index: number; text: string }),
+        }));
+      const delivered = chatOneBlocks.filter((block) =>
+        deliveries.some(
+          (row) =>
+            row.run_id === block.runId && row.block_index === block.index && row.status === 'delivered',
+        ),
+      );
+      expect(delivered.length).toBeGreaterThan(0);
+      const shownBlocks = chatOneBlocks.filter((block) => shown.includes(block.text));
+      expect(shownBlocks.map((block) => block.text).join(' ')).toBe(shown);
+      for (const block of delivered) expect(shownBlocks).toContainEqual(block);
+    } finally {
+      database.close();
+    }
+    // Almost all of it is starting two node processes that compile the sources (like test/consumers' crash test).
+  }, 60_000);
+});
