@@ -6,6 +6,7 @@ import { runDemo, type DemoOptions } from './demo/run-demo.js';
 import { openLedger, type LedgerOpener } from './open-ledger.js';
 import { runReplayCommand } from './replay-command.js';
 import { runSessionsCommand } from './sessions-command.js';
+import { serveUsage } from './serve-usage.js';
 import type { CommandIo } from './terminal-style.js';
 
 const demoUsage = `  demo                 a simulated chat channel on the scripted model, with a live view and a closing table
@@ -23,7 +24,7 @@ const replayUsage = `  replay <sessionKey>  the session's recorded events as a t
 const usage = `usage: agentlanes <command> [options]
 
 commands:
-${demoUsage}${sessionsUsage}${replayUsage}
+${demoUsage}${sessionsUsage}${replayUsage}${serveUsage}
   agentlanes <command> --help   this text for one command
   agentlanes --version          the installed version
 `;
@@ -161,6 +162,12 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
         return await withLedger(rest, io, commandUsage('replay', replayUsage), sessionKeyOf, (ledger, key) =>
           runReplayCommand(ledger, key, commandIo),
         );
+      case 'serve': {
+        // Loaded on demand: only `serve` needs Hono and the server.
+        const { parseServeArgs, runServeCommand } = await import('./serve-command.js');
+        const serveOptions = parseServeArgs(rest, commandIo);
+        return serveOptions === undefined ? 0 : await runServeCommand(serveOptions, commandIo);
+      }
       case '--version':
       case '-v':
       case 'version':

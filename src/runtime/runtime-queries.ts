@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { RuntimeError } from '../core/errors.js';
+import type { ToolCallKind } from '../ledger/index.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import { sessionStatus, type SessionStatus } from './session-abort.js';
+
+/** One session as `runtime.sessions()` lists it: its key, where it stands, and when its record last changed. */
+export interface SessionSummary extends SessionStatus {
+  readonly key: string;
+  /** When the session's record was last written (ms since the epoch); undefined for a session not stored yet. */
+  readonly updatedAt?: number;
+}
+
+/** A page of sessions, by key; `next` is the `after` of the next page (absent on the last one). */
+export interface SessionPage {
+  readonly sessions: readonly SessionSummary[];
+  readonly next?: string;
+}
+
+/** The largest page `runtime.sessions()` answers. */
+export const sessionPageLimit = 500;
+
+const pageSchema = z
+  .object({
+    /** Only keys after this one (the `next` of the previous page). */
+    after: z.string().optional(),
+    /** At most this many sessions. @default 100 */
+    limit: z.int().min(1).max(sessionPageLimit).optional(),
+  })
+  .strict();
+
+/** What `runtime.sessions()` takes. */
+export type SessionPageOptions = z.input<typeof pageSchema>;
+
+/** A call waiting for an operator (`approval`) or for a result from outside (`deferred`), in any session. */
+export interface PendingCall {
+  readonly sessionKey: string;
+  readonly runId: string;
+  readonly toolCallId: string;
+  readonly tool: string;
+  readonly args: unknown;
+  readonly kind: Exclude<ToolCallKind, 'ran'>;
+  readonly requestedAt: number;
+}
+
+/**
+ * A page of the sessions the ledger holds and the live ones not stored yet, ordered by key. A bad option is
+ * refused (`invalid_input`).
+ */
+export async function listSessionPage(
+  internals: RuntimeInternals,
+  options: SessionPageOptions = {},
+): Promise<SessionPage> {
+  const parsed = pageSchema.safeParse(options);
+  if (!parsed.success) throw new RuntimeError('invalid_input', `sessions: ${z.prettifyError(parsed.error)}`);
+  const { after, limit = 100 } = parsed.data;
+  const stored = await internals.services.ledger.listSessions();
+  const updatedAt = new Map<string, number | undefined>(
+    stored.map((record) => [record.sessionKey, record.updatedAt]),
+  );
+  for (const live of internals.registry.all())
+    if (!updatedAt.has(live.key)) updatedAt.set(live.key, undefined);
+  const keys = [...updatedAt.keys()]
+    .filter((key) => after === undefined || key > after)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const page = keys.slice(0, limit).map((key): SessionSummary => {
+    const at = updatedAt.get(key);
+    return { key, ...sessionStatus(internals, key), ...(at === undefined ? {} : { updatedAt: at }) };
+  });
+  const last = page.at(-1);
+  return keys.length > limit && last !== undefined ? { sessions: page, next: last.key } : { sessions: page };
+}
+
+/** Every call of a paused run still waiting for an approval or a supplied result, across sessions. */
+export async function listPendingCalls(internals: RuntimeInternals): Promise<PendingCall[]> {
+  const { ledger } = internals.services;
+  const runs = await ledger.listPausedRuns();
+  const calls = await Promise.all(runs.map((run) => ledger.listToolCalls(run.runId)));
+  return calls.flat().flatMap((call): PendingCall[] =>
+    call.status === 'pending' && call.kind !== 'ran'
+      ? [
+          {
+            sessionKey: call.sessionKey,
+            runId: call.runId,
+            toolCallId: call.toolCallId,
+            tool: call.tool,
+            args: call.args,
+            kind: call.kind,
+            requestedAt: call.requestedAt,
+          },
+        ]
+      : [],
+  );
+}

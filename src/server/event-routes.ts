@@ -1,0 +1,133 @@
+import type { Context, Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import { toErrorInfo } from '../core/errors.js';
+import { eventTypes, type EventType, type RuntimeEvent } from '../core/events.js';
+import type { EventStreamOptions, Runtime } from '../runtime/index.js';
+import { grantCovers, requireSessionScope } from './auth.js';
+import { closeFrame, createFrameWriter, type FrameWriter } from './frame-writer.js';
+import { readQuery } from './http-errors.js';
+import type { OpenStreams } from './open-streams.js';
+import type { ServerEnv } from './server-env.js';
+import type { ServerConfig } from './server-options.js';
+
+/** What the event routes use. */
+export interface EventRouteDeps {
+  readonly runtime: Runtime;
+  readonly config: ServerConfig;
+  readonly streams: OpenStreams;
+}
+
+const cursorSchema = z
+  .string()
+  .regex(/^\d{1,15}$/, 'a cursor is a whole number')
+  .transform(Number);
+const afterSchema = z.union([z.literal('now'), cursorSchema]).optional();
+const typesSchema = z
+  .string()
+  .transform((text) => text.split(','))
+  .pipe(z.array(z.enum(eventTypes as [EventType, ...EventType[]])))
+  .optional();
+
+/**
+ * Where a stream starts: `Last-Event-ID` (what a reconnecting client sends) wins over `?after=`; neither is the
+ * start of the log. Which types it carries: `?types=a,b`. Bad values throw `invalid_input` before streaming.
+ */
+function streamStart(c: Context<ServerEnv>): Pick<EventStreamOptions, 'after' | 'types'> {
+  const lastId = c.req.header('last-event-id');
+  const after =
+    lastId === undefined
+      ? readQuery('after', c.req.query('after'), afterSchema)
+      : readQuery('Last-Event-ID', lastId, cursorSchema);
+  const types = readQuery('types', c.req.query('types'), typesSchema);
+  return { ...(after === undefined ? {} : { after }), ...(types === undefined ? {} : { types }) };
+}
+
+/** Frames already built, by event: a live event goes to every client following it as the same object. */
+const frames = new WeakMap<RuntimeEvent, string>();
+
+/** One event as an SSE frame: `id:` is its cursor, `data:` the event as JSON (one line). */
+export function eventFrame(event: RuntimeEvent): string {
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    frame = `id: ${event.cursor}\ndata: ${JSON.stringify(event)}\n\n`;
+    frames.set(event, frame);
+  }
+  return frame;
+}
+
+/** Open a frame writer over the stream, tracked in the open streams until `forget`. */
+export function openWriter(
+  deps: EventRouteDeps,
+  c: Context<ServerEnv>,
+  stream: Parameters<Parameters<typeof streamSSE>[1]>[0],
+  shutdownFrame?: string,
+): { writer: FrameWriter; forget: () => void } {
+  const { config, streams } = deps;
+  const options = shutdownFrame === undefined ? config : { ...config, shutdownFrame };
+  const writer = createFrameWriter(stream, options, {
+    disconnect: () => c.env.outgoing?.destroy(),
+    onSlowClient: () => streams.countSlowClient(),
+  });
+  const untrack = streams.add({ end: (reason) => writer.end(reason) });
+  return {
+    writer,
+    forget: () => {
+      writer.stop();
+      untrack();
+    },
+  };
+}
+
+/** Stream `open`'s events to the client as SSE frames until the client leaves, is cut, or the stream ends. */
+function streamEvents(
+  deps: EventRouteDeps,
+  c: Context<ServerEnv>,
+  open: (options: EventStreamOptions) => AsyncIterable<RuntimeEvent>,
+  accepts: (event: RuntimeEvent) => boolean,
+): Response {
+  const start = streamStart(c);
+  return streamSSE(c, async (stream) => {
+    const { writer, forget } = openWriter(deps, c, stream);
+    try {
+      await writer.write(`retry: ${deps.config.retryMs}\n\n`);
+      for await (const event of open({ ...start, signal: writer.signal })) {
+        if (writer.signal.aborted) break;
+        if (accepts(event)) await writer.write(eventFrame(event));
+      }
+      // The runtime closed: the stream ran out on its own.
+      if (!writer.signal.aborted) await writer.write(closeFrame('runtime_closed'));
+    } catch (error) {
+      await writer.write(`event: error\ndata: ${JSON.stringify(toErrorInfo(error))}\n\n`);
+    } finally {
+      forget();
+    }
+  });
+}
+
+/**
+ * `GET /v1/events` (every session the token covers) and `GET /v1/sessions/:key/events`: the runtime's events as
+ * Server-Sent Events, resumable from `Last-Event-ID` or `?after=` with no gap and no repeat (the runtime replays
+ * from the ledger, then follows live).
+ */
+export function mountEventRoutes(app: Hono<ServerEnv>, deps: EventRouteDeps): void {
+  const { runtime } = deps;
+  app.get('/v1/events', (c) => {
+    const grant = c.get('grant');
+    return streamEvents(
+      deps,
+      c,
+      (options) => runtime.events(options),
+      (event) => grantCovers(grant, event.sessionKey),
+    );
+  });
+  app.get('/v1/sessions/:key/events', requireSessionScope, (c) => {
+    const session = runtime.session(c.req.param('key'));
+    return streamEvents(
+      deps,
+      c,
+      (options) => session.events(options),
+      () => true,
+    );
+  });
+}

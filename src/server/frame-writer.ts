@@ -1,0 +1,150 @@
+import type { SSEStreamingApi } from 'hono/streaming';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { StreamEnd } from './open-streams.js';
+
+/** How a stream's writer paces its client. */
+export interface FrameWriterOptions {
+  readonly clock: Clock;
+  /** A comment line this often, so proxies and clients see the stream is alive. */
+  readonly heartbeatMs: number;
+  /** Bytes written but not yet taken by the client, at most, before `write` waits. */
+  readonly clientBufferBytes: number;
+  /** How long a client may stay above the buffer before it is cut (0: at once). */
+  readonly slowClientMs: number;
+  /** The frame sent when the server ends the stream on shutdown. @default closeFrame('shutdown') */
+  readonly shutdownFrame?: string;
+}
+
+/** What the writer calls when it cuts a slow client. */
+export interface FrameWriterHooks {
+  /** Drop the connection (the socket), so nothing more is buffered for it. */
+  readonly disconnect: () => void;
+  /** Count the cut. */
+  readonly onSlowClient: () => void;
+}
+
+/** Writes SSE frames to one client with a bounded buffer, heartbeats, and a final frame on shutdown. */
+export interface FrameWriter {
+  /**
+   * Queue a frame. Resolves at once while the client keeps up; above the buffer, once the client drained it, or
+   * once it was cut for being slow. Frames written after the stream stopped are dropped.
+   */
+  write(frame: string): Promise<void>;
+  /** Aborts when the stream must stop: the client left, was cut, or the server ends the stream. */
+  readonly signal: AbortSignal;
+  /** End from the server's side: `shutdown` sends a final frame first; `slow_client` cuts the connection. */
+  end(reason: StreamEnd): void;
+  /** Stop the heartbeat and any timer (the stream is over). */
+  stop(): void;
+}
+
+/** The frame that tells a client the server ended its stream on purpose (it may reconnect with its last id). */
+export function closeFrame(reason: StreamEnd | 'runtime_closed'): string {
+  return `event: close\ndata: ${JSON.stringify({ reason })}\n\n`;
+}
+
+/** A timer armed on the clock (boxed: a handle may be any value, even undefined). */
+interface Armed {
+  readonly handle: TimerHandle;
+}
+
+/** The frame writer: counts the bytes the client has not taken and paces `write` on them. */
+class PacedWriter implements FrameWriter {
+  private readonly controller = new AbortController();
+  private pending = 0;
+  private heartbeat: Armed | undefined;
+  private slowTimer: Armed | undefined;
+  private drained: (() => void) | undefined;
+
+  constructor(
+    private readonly stream: SSEStreamingApi,
+    private readonly options: FrameWriterOptions,
+    private readonly hooks: FrameWriterHooks,
+  ) {
+    stream.onAbort(() => this.controller.abort());
+    this.armHeartbeat();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  write(frame: string): Promise<void> {
+    if (this.signal.aborted) return Promise.resolve();
+    this.send(frame);
+    if (this.pending <= this.options.clientBufferBytes) return Promise.resolve();
+    if (this.options.slowClientMs === 0) {
+      this.cut();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      this.drained = resolve;
+      this.slowTimer = { handle: this.options.clock.setTimeout(() => this.cut(), this.options.slowClientMs) };
+    });
+  }
+
+  end(reason: StreamEnd): void {
+    if (reason === 'slow_client') {
+      this.cut();
+      return;
+    }
+    if (!this.signal.aborted) this.send(this.options.shutdownFrame ?? closeFrame(reason));
+    this.controller.abort();
+    this.release();
+  }
+
+  stop(): void {
+    if (this.heartbeat !== undefined) this.options.clock.clearTimeout(this.heartbeat.handle);
+    this.heartbeat = undefined;
+    this.release();
+  }
+
+  /** Hand a frame to the stream and count its bytes until the client took them. */
+  private send(frame: string): void {
+    const bytes = Buffer.byteLength(frame);
+    this.pending += bytes;
+    void this.stream.write(frame).then(() => {
+      this.pending -= bytes;
+      if (this.pending <= this.options.clientBufferBytes) this.release();
+    });
+  }
+
+  /** Wake a `write` that waited for the client, and drop its slow-client timer. */
+  private release(): void {
+    if (this.slowTimer !== undefined) this.options.clock.clearTimeout(this.slowTimer.handle);
+    this.slowTimer = undefined;
+    const wake = this.drained;
+    this.drained = undefined;
+    wake?.();
+  }
+
+  /** Cut a client that fell too far behind: count it, stop the stream and drop the connection. */
+  private cut(): void {
+    if (this.signal.aborted) return;
+    this.hooks.onSlowClient();
+    this.controller.abort();
+    this.hooks.disconnect();
+    this.release();
+  }
+
+  /** A comment line every `heartbeatMs` (skipped while the client is behind: it has frames to read). */
+  private armHeartbeat(): void {
+    const { clock, heartbeatMs } = this.options;
+    this.heartbeat = {
+      handle: clock.setTimeout(() => {
+        if (this.signal.aborted) return;
+        if (this.pending <= this.options.clientBufferBytes) this.send(': heartbeat\n\n');
+        this.armHeartbeat();
+      }, heartbeatMs),
+    };
+  }
+}
+
+/** Create the writer of one SSE stream. */
+export function createFrameWriter(
+  stream: SSEStreamingApi,
+  options: FrameWriterOptions,
+  hooks: FrameWriterHooks,
+): FrameWriter {
+  return new PacedWriter(stream, options, hooks);
+}

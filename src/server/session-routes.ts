@@ -1,0 +1,138 @@
+import type { Context, Hono } from 'hono';
+import { z } from 'zod';
+import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
+import { inboundMessageSchema } from '../runtime/inbound-message.js';
+import type { Runtime, SendResult, Session } from '../runtime/index.js';
+import { requireSessionScope } from './auth.js';
+import { errorResponse, readBody, readQuery } from './http-errors.js';
+import type { ServerEnv } from './server-env.js';
+
+/** `POST …/messages`: the message (`send()`'s input) and its per-message queue settings, side by side. */
+export const sendBodySchema = inboundMessageSchema.extend(queueSettingsSchema.shape).strict();
+
+const abortSchema = z.object({ reason: z.string().max(1000).optional() }).strict();
+const timeoutSchema = z
+  .string()
+  .regex(/^\d{1,12}$/, 'timeoutMs is a whole number of milliseconds')
+  .transform(Number)
+  .optional();
+const approvalSchema = z
+  .object({
+    decision: z.enum(['approve', 'reject', 'edit']),
+    args: z.record(z.string(), z.unknown()).optional(),
+    message: z.string().optional(),
+    remember: z.enum(['run', 'session']).optional(),
+  })
+  .strict();
+const supplySchema = z.union([
+  z.object({ output: z.unknown() }).strict(),
+  z.object({ error: z.union([z.string(), z.object({ message: z.string() }).strict()]) }).strict(),
+]);
+const planBodySchema = z
+  .object({ plan: z.record(z.string(), z.unknown()), options: z.record(z.string(), z.unknown()).optional() })
+  .strict();
+
+/** Split a send body into the message and its queue settings (settings left out stay out). */
+export function splitSendBody(body: z.output<typeof sendBodySchema>): {
+  message: z.output<typeof inboundMessageSchema>;
+  settings: QueueSettingsInput;
+} {
+  const { mode, debounceMs, maxWaitMs, cap, drop, ...message } = body;
+  const settings = Object.fromEntries(
+    Object.entries({ mode, debounceMs, maxWaitMs, cap, drop }).filter(([, value]) => value !== undefined),
+  ) as QueueSettingsInput;
+  return { message, settings };
+}
+
+/** The answer to a send: 202 for what was accepted, 200 for a duplicate, 409 (with its code) for a refusal. */
+export function sendAnswer(c: Context, result: SendResult): Response {
+  if (result.disposition === 'rejected') {
+    const code = result.code ?? 'rejected_busy';
+    const message = code === 'queue_full' ? 'the session queue is full' : 'the session is busy (reject mode)';
+    return c.json({ ...result, error: { code, message } }, 409);
+  }
+  return c.json(result, result.disposition === 'duplicate' ? 200 : 202);
+}
+
+/** The session a request names (`invalid_input` on a bad key). */
+function sessionOf(runtime: Runtime, c: Context<ServerEnv>): Session {
+  return runtime.session(c.req.param('key') ?? '');
+}
+
+/** Sending, aborting, waiting and reading status, queue and settings of one session. */
+function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
+  app.post('/v1/sessions/:key/messages', requireSessionScope, async (c) => {
+    const session = sessionOf(runtime, c);
+    const { message, settings } = splitSendBody(await readBody(c, sendBodySchema));
+    return sendAnswer(c, await session.send(message, settings));
+  });
+  app.post('/v1/sessions/:key/abort', requireSessionScope, async (c) => {
+    const session = sessionOf(runtime, c);
+    const { reason } = await readBody(c, abortSchema);
+    return c.json({ aborted: await session.abort(reason === undefined ? {} : { reason }) });
+  });
+  app.post('/v1/sessions/:key/wait', requireSessionScope, async (c) => {
+    const session = sessionOf(runtime, c);
+    const timeoutMs = readQuery('timeoutMs', c.req.query('timeoutMs'), timeoutSchema);
+    await readBody(c, z.object({}).strict());
+    return c.json(await session.waitForEnd(timeoutMs === undefined ? {} : { timeoutMs }));
+  });
+  app.get('/v1/sessions/:key', requireSessionScope, (c) => {
+    const session = sessionOf(runtime, c);
+    return c.json({ key: session.key, ...session.status() });
+  });
+  app.put('/v1/sessions/:key/settings', requireSessionScope, async (c) => {
+    const session = sessionOf(runtime, c);
+    await session.configure(await readBody(c, queueSettingsSchema));
+    return c.body(null, 204);
+  });
+}
+
+/** The queue of one session: list, clear, cancel one. */
+function mountQueueRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
+  app.get('/v1/sessions/:key/queue', requireSessionScope, (c) =>
+    c.json({ queue: sessionOf(runtime, c).queue.list() }),
+  );
+  app.delete('/v1/sessions/:key/queue', requireSessionScope, async (c) =>
+    c.json({ removed: await sessionOf(runtime, c).queue.clear() }),
+  );
+  app.delete('/v1/sessions/:key/queue/:messageId', requireSessionScope, async (c) => {
+    const cancelled = await sessionOf(runtime, c).queue.cancel(c.req.param('messageId'));
+    if (!cancelled) return errorResponse(c, 404, 'not_found', 'no such message in the queue');
+    return c.json({ cancelled });
+  });
+}
+
+/** Decisions on paused runs, plans, and the session's record (runs, transcript). */
+function mountRunRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
+  app.post('/v1/sessions/:key/approvals/:toolCallId', requireSessionScope, async (c) => {
+    const session = sessionOf(runtime, c);
+    const decision = await readBody(c, approvalSchema);
+    await session.approve({ ...decision, toolCallId: c.req.param('toolCallId') });
+    return c.body(null, 204);
+  });
+  app.post('/v1/sessions/:key/tool-results/:toolCallId', requireSessionScope, async (c) => {
+    const session = sessionOf(runtime, c);
+    const supplied = await readBody(c, supplySchema);
+    await session.supplyToolResult({ ...supplied, toolCallId: c.req.param('toolCallId') });
+    return c.body(null, 204);
+  });
+  app.post('/v1/sessions/:key/plans', requireSessionScope, async (c) => {
+    const session = sessionOf(runtime, c);
+    const { plan, options } = await readBody(c, planBodySchema);
+    return c.json(await session.executePlan(plan as never, options ?? {}));
+  });
+  app.get('/v1/sessions/:key/runs', requireSessionScope, async (c) =>
+    c.json({ runs: await sessionOf(runtime, c).runs() }),
+  );
+  app.get('/v1/sessions/:key/transcript', requireSessionScope, async (c) =>
+    c.json({ turns: await sessionOf(runtime, c).transcript() }),
+  );
+}
+
+/** Every route on one session: each a thin call of the `Session` API. */
+export function mountSessionRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
+  mountControlRoutes(app, runtime);
+  mountQueueRoutes(app, runtime);
+  mountRunRoutes(app, runtime);
+}
