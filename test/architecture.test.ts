@@ -12,6 +12,7 @@ const layers = [
   'cli',
   'server',
   'runtime',
+  'cluster',
   'actors',
   'runner',
   'plans',

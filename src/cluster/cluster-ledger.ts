@@ -1,0 +1,125 @@
+import { RuntimeError } from '../core/errors.js';
+import type { RuntimeEvent } from '../core/events.js';
+import type { Ledger, RunRecord } from '../ledger/index.js';
+import type { PostgresLedger } from '../ledger/postgres-ledger.js';
+
+/** The ledger a worker of a cluster uses: every write of a session goes through that session's fence. */
+export interface ClusterLedger extends Ledger {
+  /** Write `sessionKey` under `epoch` from now on (this worker just claimed it in the ledger). */
+  hold(sessionKey: string, epoch: number): void;
+  /** Stop writing `sessionKey`: later writes of it are refused `fenced` here, without a round trip. */
+  release(sessionKey: string): void;
+}
+
+/** What the cluster ledger wraps, and how it writes events (see event-sequencer.ts). */
+export interface ClusterLedgerDeps {
+  readonly ledger: PostgresLedger;
+  readonly appendEvents: (events: readonly RuntimeEvent[]) => Promise<void>;
+}
+
+function notHeld(sessionKey: string): RuntimeError {
+  return new RuntimeError('fenced', `session "${sessionKey}" is not held by this worker`, {
+    details: { sessionKey },
+  });
+}
+
+/** Which session each run belongs to, learned from the runs this worker opened or read. */
+function createRunIndex(ledger: PostgresLedger) {
+  const runSessions = new Map<string, string>();
+  const learn = <T extends RunRecord | undefined>(run: T): T => {
+    if (run !== undefined) runSessions.set(run.runId, run.sessionKey);
+    return run;
+  };
+  const learnAll = (runs: RunRecord[]): RunRecord[] => {
+    for (const run of runs) learn(run);
+    return runs;
+  };
+  /** The run's session, read from the ledger when this worker has not seen the run yet. */
+  const sessionOf = (runId: string): string | Promise<string | undefined> =>
+    runSessions.get(runId) ?? ledger.getRun(runId).then((run) => learn(run)?.sessionKey);
+  const reads: Pick<Ledger, 'getRun' | 'listRuns' | 'listOpenRuns' | 'listPausedRuns' | 'loadSession'> = {
+    getRun: (runId) => ledger.getRun(runId).then(learn),
+    listRuns: (sessionKey) => ledger.listRuns(sessionKey).then(learnAll),
+    listOpenRuns: () => ledger.listOpenRuns().then(learnAll),
+    listPausedRuns: () => ledger.listPausedRuns().then(learnAll),
+    loadSession: (sessionKey) =>
+      ledger.loadSession(sessionKey).then((state) => {
+        learn(state.paused?.run);
+        return state;
+      }),
+  };
+  return { learn, sessionOf, reads };
+}
+
+/** The writes of a session, each on that session's view (`withRun`: the view of the run's session). */
+function sessionWrites(
+  ledger: Ledger,
+  view: (sessionKey: string) => Ledger,
+  withRun: <T>(runId: string, call: (target: Ledger) => Promise<T>) => Promise<T>,
+  learn: (run: RunRecord) => RunRecord,
+): Partial<Ledger> {
+  return {
+    putSession: (record) => view(record.sessionKey).putSession(record),
+    appendMessage: (record) => view(record.sessionKey).appendMessage(record),
+    updateMessages: (sessionKey, ids, update) => view(sessionKey).updateMessages(sessionKey, ids, update),
+    openRun: (record) => view(learn(record).sessionKey).openRun(record),
+    closeRun: (runId, close) => withRun(runId, (target) => target.closeRun(runId, close)),
+    setRunStatus: (runId, status, progress) =>
+      withRun(runId, (target) => target.setRunStatus(runId, status, progress)),
+    appendTurns: (records) =>
+      records[0] === undefined
+        ? ledger.appendTurns(records)
+        : view(records[0].sessionKey).appendTurns(records),
+    putToolCalls: (records) =>
+      records[0] === undefined
+        ? ledger.putToolCalls(records)
+        : view(records[0].sessionKey).putToolCalls(records),
+    updateToolCall: (key, update) => withRun(key.runId, (target) => target.updateToolCall(key, update)),
+    appendCompensation: (record) => view(record.sessionKey).appendCompensation(record),
+    updateCompensation: (runId, seq, update) =>
+      withRun(runId, (target) => target.updateCompensation(runId, seq, update)),
+    putPlan: (record) => view(record.sessionKey).putPlan(record),
+    approvePlanSteps: (runId, stepIds) => withRun(runId, (target) => target.approvePlanSteps(runId, stepIds)),
+    putStepResult: (record) => withRun(record.runId, (target) => target.putStepResult(record)),
+  };
+}
+
+/**
+ * Wrap the Postgres ledger for one worker: a session's writes go to the ledger's view fenced by the epoch this
+ * worker claimed (refused `fenced` in SQL once another worker claimed it since); writes of a session this worker
+ * does not hold are refused at once. Writes named by run id find their session through the runs this worker
+ * opened or read. Reads, and what belongs to no session (consumers, deliveries, auth profiles), pass through.
+ */
+export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger & {
+  readonly view: (sessionKey: string) => Pick<Ledger, 'appendEvents'>;
+} {
+  const { ledger } = deps;
+  const views = new Map<string, Ledger>();
+  const runs = createRunIndex(ledger);
+  const refusing = (sessionKey: string): Ledger => {
+    const refuse = (): Promise<never> => Promise.reject(notHeld(sessionKey));
+    return new Proxy(ledger, { get: () => refuse });
+  };
+  const view = (sessionKey: string): Ledger => views.get(sessionKey) ?? refusing(sessionKey);
+  /** The write on the run's session's view: at once when the run is known (so it joins its stretch's batch). */
+  const withRun = <T>(runId: string, call: (target: Ledger) => Promise<T>): Promise<T> => {
+    const session = runs.sessionOf(runId);
+    if (typeof session === 'string') return call(view(session));
+    return session.then((key) => call(key === undefined ? ledger : view(key)));
+  };
+  return {
+    ...ledger,
+    ...runs.reads,
+    ...sessionWrites(ledger, view, withRun, runs.learn),
+    hold(sessionKey, epoch) {
+      views.set(sessionKey, ledger.fenced({ sessionKey, epoch }));
+    },
+    release(sessionKey) {
+      views.delete(sessionKey);
+    },
+    view,
+    appendEvents: (events) => deps.appendEvents(events),
+    // The ledger is the runtime's to close; the views share its connection.
+    close: () => ledger.close(),
+  };
+}

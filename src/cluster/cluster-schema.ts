@@ -1,0 +1,88 @@
+import type { PoolClient } from 'pg';
+
+/**
+ * The cluster's tables, in order, beside the ledger's in the same schema (their own version table, so the
+ * ledger's migrations and these never interleave). A shipped migration is never edited: a change is a new entry.
+ * Times are milliseconds of the database's clock (`nowMs`), so no worker's clock decides a lease.
+ */
+export const clusterMigrations: readonly string[] = [
+  `
+  CREATE TABLE cluster_workers (
+    worker_id TEXT PRIMARY KEY,
+    started_at BIGINT NOT NULL,
+    lease_until BIGINT NOT NULL
+  );
+  CREATE TABLE cluster_owners (
+    session_key TEXT PRIMARY KEY,
+    worker_id TEXT NOT NULL,
+    epoch BIGINT NOT NULL,
+    claimed_at BIGINT NOT NULL
+  );
+  CREATE INDEX cluster_owners_by_worker ON cluster_owners (worker_id);
+  CREATE TABLE cluster_requests (
+    id BIGSERIAL PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    worker_id TEXT NOT NULL,
+    reply_to TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL,
+    answer TEXT,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX cluster_requests_to_serve ON cluster_requests (worker_id, id) WHERE status = 'pending';
+  CREATE TABLE cluster_lane_slots (
+    token TEXT PRIMARY KEY,
+    lane TEXT NOT NULL,
+    worker_id TEXT NOT NULL,
+    acquired_at BIGINT NOT NULL
+  );
+  CREATE INDEX cluster_lane_slots_by_lane ON cluster_lane_slots (lane);
+  CREATE TABLE cluster_lane_starts (
+    id BIGSERIAL PRIMARY KEY,
+    lane TEXT NOT NULL,
+    at BIGINT NOT NULL
+  );
+  CREATE INDEX cluster_lane_starts_by_lane ON cluster_lane_starts (lane, at);
+  `,
+];
+
+/** The database's clock in milliseconds, as SQL (every lease and rate window is measured on it). */
+export const nowMs = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+/** The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>` and `lane:<lane>`. */
+export const doorbellChannel = 'agentlanes_cluster';
+
+/** The ledger's migration lock (postgres-schema.ts): the ledger and the cluster never create the schema at once. */
+const lockKey = (schema: string): string => `agentlanes:migrate:${schema}`;
+
+/**
+ * Bring the cluster tables of `schema` to the latest version, one migration per transaction, under the ledger's
+ * advisory migration lock (workers starting together take turns; the later ones find the work done).
+ */
+export async function migrateCluster(client: PoolClient, schema: string): Promise<void> {
+  await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey(schema)]);
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${client.escapeIdentifier(schema)}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS cluster_migrations (
+         version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
+    const applied = await client.query<{ version: number | null }>(
+      'SELECT max(version) AS version FROM cluster_migrations',
+    );
+    for (let version = applied.rows[0]?.version ?? 0; version < clusterMigrations.length; version++) {
+      await client.query('BEGIN');
+      try {
+        await client.query(clusterMigrations[version] as string);
+        await client.query('INSERT INTO cluster_migrations (version) VALUES ($1)', [version + 1]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey(schema)]).catch(() => undefined);
+  }
+}

@@ -1,0 +1,211 @@
+import type { Clock, TimerHandle } from '../core/clock.js';
+import { createDeferred } from '../core/deferred.js';
+import { randomIds } from '../core/ids.js';
+import type { GlobalLane, GlobalLaneOptions } from '../lanes/global-lane.js';
+import { openClusterDatabase, type ClusterDatabase } from './cluster-db.js';
+import { createClusterLane } from './cluster-lane.js';
+import { nowMs } from './cluster-schema.js';
+import { openDoorbell, type Doorbell } from './doorbell.js';
+import { serveRequests, type Request, type RequestDeps } from './requests.js';
+import { orphanedSessions, pruneWorkers } from './session-owners.js';
+import { createSessionRouter, type ClusterHost, type SessionRouter } from './session-router.js';
+import { createWorkerLease, type WorkerLease } from './worker-lease.js';
+import { clusterTiming, type ClusterOptions, type ClusterTiming } from './cluster-options.js';
+
+export type { ClusterHost } from './session-router.js';
+
+/** Several runtime processes on one Postgres database: who holds which session, and the calls between them. */
+export interface Cluster {
+  /** This worker's current id ('' until it registered). */
+  readonly workerId: string;
+  readonly timing: ClusterTiming;
+  /** Register, then serve forwarded calls and take over the sessions of dead workers for `host`. */
+  start(host: ClusterHost): Promise<void>;
+  /** Claim `sessionKey` unless a live worker holds it (adopting it here): resolves whether this worker holds it. */
+  claim(sessionKey: string): Promise<boolean>;
+  /** True when this worker holds `sessionKey`. */
+  owns(sessionKey: string): boolean;
+  /** Run `local` here when this worker holds (or can claim) the session, else on its holder. */
+  route<T>(request: Request, local: () => Promise<T>): Promise<T>;
+  /** The global lane with the cluster-wide cap and rate over `local`. */
+  lane(
+    local: GlobalLane,
+    options: Pick<GlobalLaneOptions, 'concurrency' | 'rate' | 'perProvider'>,
+  ): GlobalLane;
+  /** The cluster's connections and doorbell (opened at the first call). */
+  connections(): Promise<{ readonly database: ClusterDatabase; readonly doorbell: Doorbell }>;
+  /** Stop serving and scanning and leave the cluster: this worker's sessions are free at once. */
+  close(): Promise<void>;
+}
+
+/** What a started cluster holds. */
+interface Parts {
+  readonly database: ClusterDatabase;
+  readonly doorbell: Doorbell;
+  readonly lease: WorkerLease;
+  readonly requests: RequestDeps;
+  readonly router: SessionRouter;
+}
+
+/** Keep taking this worker's requests: at each ring, and every `pollMs` in case a ring was missed. */
+function startServing(parts: Parts, clock: Clock, pollMs: number, onError: (error: unknown) => void) {
+  let timer: TimerHandle;
+  let stopped = false;
+  let running = false;
+  let again = false;
+  let unsubscribe = (): void => undefined;
+  let listeningAs = '';
+  const pump = async (): Promise<void> => {
+    if (running) return void (again = true);
+    running = true;
+    try {
+      do {
+        again = false;
+        if (listeningAs !== parts.lease.workerId) listen();
+        if (!parts.lease.valid()) break;
+        const served = await serveRequests(parts.requests, (request) => parts.router.serve(request), onError);
+        again ||= served > 0;
+      } while (again && !stopped);
+    } catch (error) {
+      onError(error);
+    } finally {
+      running = false;
+    }
+  };
+  const listen = (): void => {
+    unsubscribe();
+    listeningAs = parts.lease.workerId;
+    unsubscribe = parts.doorbell.on(`request:${listeningAs}`, () => void pump());
+  };
+  const tick = (): void => {
+    if (stopped) return;
+    void pump().finally(() => {
+      if (!stopped) timer = clock.setTimeout(tick, pollMs);
+    });
+  };
+  tick();
+  return () => {
+    stopped = true;
+    unsubscribe();
+    if (timer !== undefined) clock.clearTimeout(timer);
+  };
+}
+
+/** Every `scanMs`: claim the sessions with work that no live worker holds (a takeover), and prune old rows. */
+function startScanning(parts: Parts, clock: Clock, scanMs: number, onError: (error: unknown) => void) {
+  let timer: TimerHandle;
+  let stopped = false;
+  const scan = async (): Promise<void> => {
+    if (!parts.lease.valid()) return;
+    const orphans = await orphanedSessions(parts.database, 32);
+    await Promise.all(orphans.map((key) => parts.router.claim(key).catch(onError)));
+    await pruneWorkers(parts.database, 600_000);
+    await parts.database.query(`DELETE FROM cluster_requests WHERE created_at < ${nowMs} - 600000`);
+  };
+  const tick = (): void => {
+    if (stopped) return;
+    scan()
+      .catch(onError)
+      .finally(() => {
+        if (!stopped) timer = clock.setTimeout(tick, scanMs);
+      });
+  };
+  tick();
+  return () => {
+    stopped = true;
+    if (timer !== undefined) clock.clearTimeout(timer);
+  };
+}
+
+/** Connect, open the doorbell, and register this worker. */
+async function openParts(
+  options: ClusterOptions,
+  timing: ClusterTiming,
+  clock: Clock,
+  onError: (error: unknown) => void,
+  host: () => ClusterHost,
+): Promise<Parts> {
+  const database = await openClusterDatabase(options);
+  const doorbell = openDoorbell(database, clock, onError);
+  const holder: { router?: SessionRouter } = {};
+  const lease = createWorkerLease({
+    database,
+    clock,
+    timing,
+    newWorkerId: () => randomIds('worker'),
+    onLost: () => holder.router?.lost(),
+    onError,
+  });
+  const requests: RequestDeps = {
+    database,
+    doorbell,
+    clock,
+    pollMs: timing.pollMs,
+    workerId: () => lease.workerId,
+  };
+  const router = createSessionRouter({ database, lease, requests, host });
+  holder.router = router;
+  await lease.start();
+  return { database, doorbell, lease, requests, router };
+}
+
+/**
+ * Create the cluster side of one runtime process. Nothing connects until `start`; calls made before it wait for
+ * it. Worker ids and slot tokens are random UUID-based (never the runtime's injected ids: two processes with
+ * sequential ids would collide).
+ */
+export function createCluster(
+  options: ClusterOptions,
+  clock: Clock,
+  onError: (error: unknown) => void,
+): Cluster {
+  const timing = clusterTiming(options);
+  let parts: Parts | undefined;
+  let host: ClusterHost | undefined;
+  let stops: (() => void)[] = [];
+  let starting: Promise<Parts> | undefined;
+  const open = (): Promise<Parts> => openParts(options, timing, clock, onError, () => host as ClusterHost);
+  const opened = (): Promise<Parts> => (starting ??= open().then((value) => (parts = value)));
+  // Calls wait for `start`: a session is only claimed once there is a host to adopt it.
+  const started = createDeferred<Parts>();
+  return {
+    get workerId() {
+      return parts?.lease.workerId ?? '';
+    },
+    timing,
+    async start(given) {
+      host = given;
+      const ready = await opened();
+      stops = [
+        startServing(ready, clock, timing.pollMs, onError),
+        startScanning(ready, clock, timing.scanMs, onError),
+      ];
+      started.resolve(ready);
+    },
+    owns: (key) => parts?.router.owns(key) ?? false,
+    claim: (key) => started.promise.then((ready) => ready.router.claim(key)),
+    connections: opened,
+    route: (request, local) =>
+      parts !== undefined && parts.router.owns(request.sessionKey)
+        ? parts.router.route(request, local)
+        : started.promise.then((ready) => ready.router.route(request, local)),
+    lane(local, laneOptions) {
+      return createClusterLane(local, laneOptions, {
+        opened,
+        clock,
+        pollMs: timing.pollMs,
+        workerId: () => parts?.lease.workerId ?? '',
+        newToken: () => randomIds('slot'),
+      });
+    },
+    async close() {
+      for (const stop of stops) stop();
+      if (starting === undefined) return;
+      const started = await starting.catch(() => undefined);
+      if (started === undefined) return;
+      await started.lease.close();
+      await started.doorbell.close();
+      await started.database.close();
+    },
+  };
+}

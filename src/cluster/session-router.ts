@@ -1,0 +1,146 @@
+import type { WorkerLease } from './worker-lease.js';
+import { claimSession, releaseSession } from './session-owners.js';
+import type { ClusterDatabase } from './cluster-db.js';
+import {
+  answerOf,
+  forwardRequest,
+  unpackAnswer,
+  type Answer,
+  type Request,
+  type RequestDeps,
+} from './requests.js';
+
+/** What the router asks of the runtime it serves. */
+export interface ClusterHost {
+  /**
+   * This worker just claimed `sessionKey` at owner epoch `epoch`: fence out the previous owner, close the runs it
+   * left open as crashed, and bring the session live (which queues its pending messages in order).
+   */
+  adopt(sessionKey: string, epoch: number): Promise<void>;
+  /** Run a forwarded call on the live session (this worker holds it). */
+  serve(request: Request): Promise<unknown>;
+  /** This worker's lease ran out: these sessions are someone else's; stop them without writing. */
+  drop(sessionKeys: readonly string[]): void;
+  /** False once the runtime is closing: forwarded calls are sent back, to be placed again once it left. */
+  accepting(): boolean;
+}
+
+/** Sends each call of a session to the worker that holds it, claiming the session when no live worker does. */
+export interface SessionRouter {
+  /** True when this worker holds `sessionKey` and its lease is valid. */
+  owns(sessionKey: string): boolean;
+  /** The sessions this worker holds. */
+  owned(): string[];
+  /** Run `local` here when this worker holds (or could claim) the session, else forward the call to its holder. */
+  route<T>(request: Request, local: () => Promise<T>): Promise<T>;
+  /** Claim the session (a takeover) and adopt it, unless a live worker holds it: resolves whether it is held here. */
+  claim(sessionKey: string): Promise<boolean>;
+  /** Serve a call forwarded here: through the same per-session order as calls made here. */
+  serve(request: Request): Promise<Answer>;
+  /** The lease was lost: forget every session (the host drops them). */
+  lost(): void;
+}
+
+/** A call placed: run here (the local call already started), or forwarded (its answer, or undefined: retry). */
+type Placed<T> = { readonly started: Promise<T> } | { readonly forwarded: Promise<Answer | undefined> };
+
+/** What the router needs. */
+export interface RouterDeps {
+  readonly database: ClusterDatabase;
+  readonly lease: WorkerLease;
+  readonly requests: RequestDeps;
+  readonly host: () => ClusterHost;
+}
+
+/** Per-session chains: a step starts once the session's previous step settled. */
+function createChains() {
+  const chains = new Map<string, Promise<unknown>>();
+  const chain = <T>(key: string, step: () => Promise<T>): Promise<T> => {
+    const next = (chains.get(key) ?? Promise.resolve()).then(step, step);
+    const tail = next.catch(() => undefined);
+    chains.set(key, tail);
+    void tail.then(() => {
+      if (chains.get(key) === tail) chains.delete(key);
+    });
+    return next;
+  };
+  return Object.assign(chain, { busy: (key: string) => chains.has(key) });
+}
+
+/**
+ * Make this worker the session's holder if it can: true when it holds it (adopted) afterwards, else the id of the
+ * live worker that does. A failed adoption gives the session up again.
+ */
+function createHold(deps: RouterDeps, epochs: Map<string, number>) {
+  const { database, lease } = deps;
+  return async (key: string): Promise<string | true> => {
+    if (!lease.valid()) await lease.renew();
+    if (epochs.has(key)) return true;
+    const workerId = lease.workerId;
+    const ownership = await claimSession(database, key, workerId);
+    if (!ownership.mine) return ownership.workerId;
+    epochs.set(key, ownership.epoch);
+    try {
+      await deps.host().adopt(key, ownership.epoch);
+    } catch (error) {
+      epochs.delete(key);
+      await releaseSession(database, key, workerId).catch(() => undefined);
+      throw error;
+    }
+    return true;
+  };
+}
+
+/**
+ * Create the router. A session's calls are placed one after the other (claim or forward), so calls made on one
+ * process reach the owner in call order; calls to a session this worker holds skip the chain (nothing to wait
+ * for) and run at once.
+ */
+export function createSessionRouter(deps: RouterDeps): SessionRouter {
+  const { lease } = deps;
+  const epochs = new Map<string, number>();
+  const chain = createChains();
+  const hold = createHold(deps, epochs);
+  const place = async <T>(request: Request, local: () => Promise<T>): Promise<Placed<T>> => {
+    const holder = await hold(request.sessionKey);
+    if (holder === true) return { started: local() };
+    return { forwarded: forwardRequest(deps.requests, holder, request) };
+  };
+  const router: SessionRouter = {
+    owns: (key) => epochs.has(key) && lease.valid(),
+    owned: () => [...epochs.keys()],
+    route<T>(request: Request, local: () => Promise<T>): Promise<T> {
+      const key = request.sessionKey;
+      if (router.owns(key) && !chain.busy(key)) return local();
+      return chain(key, () => place(request, local)).then(async (placed) => {
+        if ('started' in placed) return placed.started;
+        const answer = await placed.forwarded;
+        const unpacked = answer === undefined ? undefined : unpackAnswer(answer);
+        if (unpacked !== undefined) return unpacked.value as T;
+        // The holder died, let go or is closing: place the call again (claiming it once no live worker holds it).
+        if (answer !== undefined) await deps.requests.clock.sleep(deps.requests.pollMs);
+        return router.route(request, local);
+      });
+    },
+    claim: (key) => chain(key, () => hold(key)).then((holder) => holder === true),
+    serve: (request) =>
+      chain(request.sessionKey, (): Promise<{ redirect: true } | { started: Promise<unknown> }> => {
+        const here = router.owns(request.sessionKey) && deps.host().accepting();
+        if (!here) return Promise.resolve({ redirect: true });
+        return Promise.resolve({ started: deps.host().serve(request) });
+      }).then(async (placed): Promise<Answer> => {
+        if ('redirect' in placed) return placed;
+        try {
+          return answerOf({ value: await placed.started });
+        } catch (error) {
+          return answerOf({ error });
+        }
+      }),
+    lost() {
+      const keys = [...epochs.keys()];
+      epochs.clear();
+      deps.host().drop(keys);
+    },
+  };
+  return router;
+}

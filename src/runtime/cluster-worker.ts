@@ -1,0 +1,177 @@
+import { createClusterLedger, type ClusterLedger } from '../cluster/cluster-ledger.js';
+import { createCluster, type Cluster, type ClusterHost } from '../cluster/create-cluster.js';
+import { createEventSequencer } from '../cluster/event-sequencer.js';
+import type { Clock } from '../core/clock.js';
+import { RuntimeError } from '../core/errors.js';
+import type { GlobalLane } from '../lanes/global-lane.js';
+import type { Ledger } from '../ledger/index.js';
+import type { PostgresLedger } from '../ledger/postgres-ledger.js';
+import { closeCrashedRuns } from '../runner/crash-record.js';
+import { createEventTail, eventsRing } from './cluster-events.js';
+import { clusterSession, serveForwarded } from './cluster-session.js';
+import type { EventBus } from './event-bus.js';
+import { streamEvents } from './event-stream.js';
+import type { RuntimeInternals } from './runtime-internals.js';
+import type { RuntimeConfig } from './runtime-options.js';
+import { abortSession } from './session-abort.js';
+import { openRuntimeLedger } from './open-ledger.js';
+import { createSessionHandle, type Session } from './session-handle.js';
+
+/** The cluster side of a runtime on the Postgres ledger: the cluster, and the fenced ledger the runtime uses. */
+export interface ClusterWorker {
+  readonly cluster: Cluster;
+  readonly ledger: ClusterLedger;
+  /** The Postgres ledger under the fences (claims bump its epochs). */
+  readonly raw: PostgresLedger;
+  readonly pollMs: number;
+  /** The global lane with the cluster-wide cap and rate over the local one. */
+  lane(local: GlobalLane): GlobalLane;
+}
+
+function isPostgresLedger(ledger: Ledger): ledger is PostgresLedger {
+  const candidate = ledger as Partial<PostgresLedger>;
+  return typeof candidate.claimSession === 'function' && typeof candidate.fenced === 'function';
+}
+
+/**
+ * Join the cluster when the runtime opened the Postgres ledger (and `cluster` is not `false`): undefined
+ * otherwise. Nothing connects here; the cluster opens with the runtime's start.
+ */
+export function openClusterWorker(
+  config: RuntimeConfig,
+  ledger: Ledger,
+  clock: Clock,
+  onError: (error: unknown) => void,
+): ClusterWorker | undefined {
+  const option = config.ledger;
+  if (config.cluster === false || !('postgres' in option)) return undefined;
+  if (!isPostgresLedger(ledger)) throw new RuntimeError('internal', 'the Postgres ledger has no fencing');
+  const cluster = createCluster({ ...option.postgres, ...config.cluster }, clock, onError);
+  const appendEvents = createEventSequencer({
+    database: () => cluster.connections().then((opened) => opened.database),
+    lastCursor: () => ledger.lastCursor(),
+    target: (sessionKey) => wrapped.view(sessionKey),
+    written: () => {
+      void cluster
+        .connections()
+        .then((opened) => opened.doorbell.ring(eventsRing))
+        .catch(() => undefined);
+    },
+  });
+  const wrapped = createClusterLedger({ ledger, appendEvents });
+  const { globalLane } = config;
+  return {
+    cluster,
+    ledger: wrapped,
+    raw: ledger,
+    pollMs: cluster.timing.pollMs,
+    lane: (local) => cluster.lane(local, globalLane),
+  };
+}
+
+/** What this worker does for the cluster: adopt a claimed session, serve a forwarded call, drop lost sessions. */
+function hostOf(
+  worker: ClusterWorker,
+  internals: RuntimeInternals,
+  handleOf: (key: string) => Session,
+): ClusterHost {
+  const { clock, onError } = internals.services;
+  const ledger = worker.raw;
+  return {
+    async adopt(sessionKey) {
+      // A session a lost lease left live here is stale: its record in the ledger is the truth now.
+      internals.registry.evict(sessionKey);
+      const epoch = await ledger.claimSession(sessionKey, clock.now());
+      worker.ledger.hold(sessionKey, epoch);
+      const events = internals.bus;
+      await closeCrashedRuns({ ledger: worker.ledger, clock, events, onError }, new Set([sessionKey]));
+      await internals.registry.acquire(sessionKey);
+    },
+    serve: (request) => serveForwarded(handleOf, request),
+    accepting: () => !internals.isClosed(),
+    drop(sessionKeys) {
+      for (const key of sessionKeys) {
+        worker.ledger.release(key);
+        abortSession(internals, key, 'this worker lost the session').catch(() => undefined);
+        internals.registry.evict(key);
+      }
+    },
+  };
+}
+
+/**
+ * Start the worker (instead of single-process recovery): number events after the log's end, register, then serve
+ * forwarded calls and take over the sessions of dead workers — their open runs closed as crashed, their pending
+ * messages run in order, their paused runs still paused.
+ */
+export async function startClusterWorker(worker: ClusterWorker, internals: RuntimeInternals): Promise<void> {
+  const handleOf = (key: string): Session => createSessionHandle(internals, key);
+  internals.bus.seek(await worker.ledger.lastCursor());
+  claimOnAcquire(worker, internals);
+  await worker.cluster.start(hostOf(worker, internals, handleOf));
+}
+
+/**
+ * A session brought live here without a routed call (a subagent's child session, started by its parent's run) is
+ * claimed first, so its writes go through its fence; one a live worker holds elsewhere is refused `fenced`.
+ */
+function claimOnAcquire(worker: ClusterWorker, internals: RuntimeInternals): void {
+  const { registry } = internals;
+  const acquire = registry.acquire.bind(registry);
+  registry.acquire = async (key) => {
+    if (!worker.cluster.owns(key) && !(await worker.cluster.claim(key))) {
+      throw new RuntimeError('fenced', `session "${key}" is held by another worker`, {
+        details: { sessionKey: key },
+      });
+    }
+    return acquire(key);
+  };
+}
+
+/** What a cluster worker's runtime shows: routed session handles, and event streams of every worker's events. */
+export interface ClusterFace {
+  session(local: Session): Session;
+  /** The bus streams follow: the log's tail, in cursor order across workers. */
+  readonly bus: EventBus;
+  /** Leave the cluster (after the runtime's shutdown): this worker's sessions are free at once. */
+  close(): Promise<void>;
+}
+
+/** The face of a started worker's runtime. */
+export function clusterFace(worker: ClusterWorker, internals: RuntimeInternals): ClusterFace {
+  const { ledger, clock, onError } = internals.services;
+  const tail = createEventTail({
+    ledger,
+    bus: internals.bus,
+    clock,
+    pollMs: worker.pollMs,
+    doorbell: () => worker.cluster.connections().then((opened) => opened.doorbell),
+    onError,
+  });
+  const closed = internals.closed;
+  return {
+    session(local) {
+      const routed = clusterSession(local, worker.cluster, internals.ready);
+      const events: Session['events'] = (options = {}) =>
+        streamEvents({ ledger, bus: tail, clock, closed, onError }, { ...options, sessionKey: local.key });
+      return { ...routed, events };
+    },
+    bus: tail,
+    async close() {
+      tail.stop();
+      await worker.cluster.close();
+    },
+  };
+}
+
+/** The runtime's ledger (see `openRuntimeLedger`), wrapped in its fences when the runtime is a cluster worker. */
+export function openWorkerLedger(config: RuntimeConfig, clock: Clock, onError: (error: unknown) => void) {
+  const opened = openRuntimeLedger(config, clock);
+  const worker = openClusterWorker(config, opened.ledger, clock, onError);
+  return { ...opened, worker, ledger: worker?.ledger ?? opened.ledger };
+}
+
+/** The global lane, cluster-wide on a cluster worker. */
+export function withClusterLane(worker: ClusterWorker | undefined, local: GlobalLane): GlobalLane {
+  return worker === undefined ? local : worker.lane(local);
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { createRuntime, isRuntimeError } from 'agentlanes';
+import { scriptedModel } from 'agentlanes/testing';
+import { clusterTiming } from '../../src/cluster/cluster-options.js';
+import { postgresUrl } from '../support/postgres.js';
+
+/** The error `run` throws (undefined when it does not). */
+function errorOf(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe('clusterTiming', () => {
+  it('fills the documented defaults when nothing is given', () => {
+    expect(clusterTiming({ connectionString: postgresUrl })).toEqual({
+      leaseMs: 10_000,
+      renewMs: 3_333,
+      pollMs: 500,
+      scanMs: 2_000,
+    });
+  });
+
+  it('refuses a renewal slower than half the lease with invalid_input', () => {
+    const error = errorOf(() =>
+      clusterTiming({ connectionString: postgresUrl, leaseMs: 1_000, renewMs: 600 }),
+    );
+    expect(isRuntimeError(error, 'invalid_input')).toBe(true);
+  });
+});
+
+describe('createRuntime with a cluster option', () => {
+  it('refuses a bad cluster timing at construction with invalid_input naming the field', () => {
+    const error = errorOf(() =>
+      createRuntime({
+        ledger: { postgres: { connectionString: postgresUrl, schema: 'never_opened' } },
+        cluster: { leaseMs: 10 },
+        providers: { scripted: scriptedModel([]) },
+        model: { provider: 'scripted', model: 'm' },
+      }),
+    );
+    expect(isRuntimeError(error, 'invalid_input')).toBe(true);
+    expect(String((error as Error).message)).toContain('cluster');
+  });
+});
