@@ -20,6 +20,11 @@ export {
   type ApprovePlanInput,
   type EventStreamOptions,
   type InboundMessageInput,
+  type SessionSummary,
+  type SessionPage,
+  type SessionPageOptions,
+  type PendingCall,
+  type ForkOptions,
 } from './runtime/index.js';
 export type { RunSummary } from './runner/run-summary.js';
 export {
@@ -78,6 +83,10 @@ export {
 export {
   createSqliteLedger,
   type SqliteLedgerOptions,
+  createPostgresLedger,
+  type PostgresLedger,
+  type PostgresLedgerOptions,
+  type SessionFence,
   createMemoryLedger,
   inboxStatuses,
   type Ledger,
@@ -104,6 +113,7 @@ export {
   type InboxStore,
   type RunStore,
   type TranscriptStore,
+  type TranscriptFork,
   type ToolCallStore,
   type CompensationStore,
   type PlanStore,
@@ -126,4 +136,23 @@ export { classifyFailure, failureReasons, type FailureReason } from './policies/
 export type { AuthProfileConfig, SecretSource } from './runner/auth-profiles.js';
 export type { ProfileStats } from './runner/auth-profile-stats.js';
 export { dispositions, type Disposition } from './core/dispositions.js';
+export {
+  partModes,
+  partSources,
+  inlineKinds,
+  type PartMode,
+  type PartSource,
+  type InlineKind,
+  type AttachmentRef,
+  type StoredPart,
+  type InlineAttachment,
+} from './core/attachments.js';
+export {
+  openaiInlineCapabilities,
+  anthropicInlineCapabilities,
+  inlineKindOf,
+  type InlineCapability,
+} from './policies/inline-capabilities.js';
+export { messagePartSchema, type MessagePartInput } from './runtime/message-parts.js';
+export type { AttachmentsOptions, WorkspaceOptions } from './runtime/attachment-options.js';
 export { dropReasons, type DropReason } from './core/drop-reasons.js';

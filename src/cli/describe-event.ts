@@ -207,8 +207,26 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
         tone: 'yellow',
         details: [event.profileId, `${event.waitMs} ms`, `${event.provider}/${event.model}`],
       };
+    case 'delivery.in_doubt':
+      return {
+        label: 'delivery in doubt',
+        tone: 'yellow',
+        details: [event.consumer, `block ${event.blockIndex}`, event.reason],
+      };
     case 'ledger.corrupt':
       return { label: 'ledger corrupt', tone: 'red', details: [event.table, event.row, event.message] };
+    case 'subagent.spawned':
+      return {
+        label: 'subagent spawned',
+        tone: 'magenta',
+        details: [event.childKey, quote(event.task), event.toolCallId],
+      };
+    case 'subagent.ended':
+      return {
+        label: 'subagent ended',
+        tone: event.status === 'completed' ? 'magenta' : 'red',
+        details: [event.childKey, event.status, ...(event.error === undefined ? [] : [event.error.code])],
+      };
     case 'thinking.lowered':
       return {
         label: 'thinking lowered',

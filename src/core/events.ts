@@ -138,6 +138,26 @@ const payloads = {
   },
   // A ledger row failed validation: it is skipped (replay goes on) and reported once.
   'ledger.corrupt': { table: z.string(), row: z.string(), message: z.string() },
+  // A chat adapter's reply block was being sent when the process died (and the platform cannot show whether it
+  // arrived), or its send failed: it is neither sent again (a duplicate) nor forgotten (a silent drop).
+  // `blockIndex` -1: the run's interrupted or failure notice.
+  'delivery.in_doubt': { consumer: z.string(), blockIndex: z.number(), reason: z.string() },
+  // A run's spawn_subagent call started a child session (`<parent>/sub:<id>`), or the child's run ended; both on
+  // the parent session, with the spawning run as runId.
+  'subagent.spawned': {
+    toolCallId: z.string(),
+    parentKey: z.string(),
+    childKey: z.string(),
+    task: z.string(),
+  },
+  'subagent.ended': {
+    toolCallId: z.string(),
+    parentKey: z.string(),
+    childKey: z.string(),
+    childRunId: z.string().optional(),
+    status: z.enum(runStatuses),
+    error: errorInfo.optional(),
+  },
   'thinking.lowered': { model: z.string(), from: z.enum(thinkingLevels), to: z.enum(thinkingLevels) },
   'compaction.started': { attempt: z.number(), messages: z.number() },
   'compaction.ended': { attempt: z.number(), before: z.number(), after: z.number(), truncated: z.boolean() },

@@ -7,8 +7,10 @@ import type { ModelProvider } from '../providers/model-provider.js';
 import type { AuthProfilePool, ModelCandidate } from '../runner/failover-context.js';
 import type { RunServices } from '../runner/run-services.js';
 import type { SessionPort } from '../runner/session-port.js';
+import type { SubagentPort } from '../runner/subagent-port.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
+import { createWorkspaceStore } from '../tools/workspace-store.js';
 import type { EventBus } from './event-bus.js';
 import type { RuntimeConfig } from './runtime-options.js';
 
@@ -25,6 +27,7 @@ export interface RunServiceParts {
   readonly live: (sessionKey: string) => LiveSession | undefined;
   readonly accepting: () => boolean;
   readonly onError: (error: unknown) => void;
+  readonly subagents: SubagentPort;
 }
 
 /** The models of the configuration, in fallback order. */
@@ -74,8 +77,10 @@ export function buildRunServices(config: RuntimeConfig, parts: RunServiceParts):
     system: config.systemPrompt,
     compactor: config.compactor,
     alwaysApprove: config.approvals.alwaysApprove,
+    subagents: parts.subagents,
     sessionPort: (sessionKey) => sessionPortOf(parts, sessionKey),
     accepting: parts.accepting,
     onError: parts.onError,
+    workspace: createWorkspaceStore(config.workspace.root),
   };
 }

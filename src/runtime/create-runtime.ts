@@ -4,6 +4,7 @@ import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
 import { createSessionLane } from '../lanes/session-lane.js';
+import type { TranscriptFork } from '../ledger/index.js';
 import { needsApproval } from '../policies/approval-rules.js';
 import type { RunServices } from '../runner/run-services.js';
 import { createRunWork } from '../runner/run-work.js';
@@ -15,24 +16,56 @@ import { createEventBus, type EventBus } from './event-bus.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseSessionKey } from './inbound-message.js';
 import { lateBound, type LateBound } from './late-bound.js';
-import { openRuntimeLedger } from './open-ledger.js';
+import { forkSession, type ForkOptions } from './fork-session.js';
+import {
+  clusterFace,
+  openWorkerLedger,
+  startClusterWorker,
+  withClusterLane,
+  type ClusterWorker,
+} from './cluster-worker.js';
+import { openSubagents } from './subagent-wiring.js';
 import { openSessions } from './open-sessions.js';
 import { recoverAtStart } from './recover.js';
 import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './runtime-options.js';
+import {
+  listPendingCalls,
+  listSessionPage,
+  type PendingCall,
+  type SessionPage,
+  type SessionPageOptions,
+} from './runtime-queries.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { createSessionGate } from './session-gate.js';
 import { createSessionHandle, type Session } from './session-handle.js';
 import { createSessionTools, type SessionTools } from './session-tools.js';
 import { shutdown, type ShutdownSteps } from './shutdown.js';
+import { createMessageAttachments } from './message-attachments.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {
   /** Get or create a session (cheap; hydrates from the ledger on first use). Throws `invalid_input` on a bad key. */
   session(key: string): Session;
+  /**
+   * Create `childKey` as a fork of `parentKey`: its transcript starts as the parent's up to and including
+   * `upToRunId` (default: the parent's last ended run; a run still open is never inherited), stored by reference;
+   * the parent's queue, pauses and dedupe window are not copied. Unknown parent: `not_found`; a child key already in
+   * use: `invalid_input`; nothing is written either way. Resolves with the fork as recorded.
+   */
+  fork(parentKey: string, childKey: string, options?: ForkOptions): Promise<TranscriptFork>;
   /** Replay every session's recorded events after `after`, then follow live ones. */
   events(options?: EventStreamOptions): AsyncIterable<RuntimeEvent>;
   /** Live sessions, lane load and auth profiles (attempts since start, cooldowns), for dashboards. */
   stats(): { liveSessions: number; lanes: Record<string, LaneStats>; profiles: Record<string, ProfileStats> };
+  /** A page of sessions by key (stored and live): status and last update. Bad options throw `invalid_input`. */
+  sessions(options?: SessionPageOptions): Promise<SessionPage>;
+  /** Every call waiting for an approval or a deferred tool result, across sessions. */
+  pendingCalls(): Promise<PendingCall[]>;
+  /**
+   * The cursor of the last event delivered to streams: `events({ after: eventCursor() })` taken before an action
+   * sees every event that action causes. 0 until the runtime has read the ledger's end at start.
+   */
+  eventCursor(): number;
   /**
    * Stop intake, let active runs finish (aborting those still running after `timeoutMs`), persist every session
    * and close the ledger. Queued messages stay pending in the ledger. @default timeoutMs 30000
@@ -67,6 +100,8 @@ interface RuntimeBase {
   /** Reports a background failure (a corrupt row once, as an event on its session too). */
   readonly report: (error: unknown) => void;
   readonly steps: Omit<ShutdownSteps, 'stopTimers'> & { readonly startRetention: () => () => void };
+  /** The cluster side, when the ledger is Postgres (docs/distributed.md). */
+  readonly worker: ClusterWorker | undefined;
 }
 
 /** Report a background failure when the options name no `onError`. */
@@ -77,21 +112,22 @@ function reportToConsole(error: unknown): void {
 /** Open the ledger, the bus, the lanes and the auth profiles, and build the run services over them. */
 function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
   const { clock } = config;
+  const internals = lateBound<RuntimeInternals>('the runtime internals');
+  const subagents = openSubagents(config, internals);
   // Bad policy entries throw invalid_input here, at construction, before the ledger opens.
   const sessionTools = createSessionTools({
-    tools: config.tools,
+    tools: subagents.tools,
     layers: config.toolPolicy,
     groups: config.toolGroups,
   });
-  const { ledger, owned, startRetention } = openRuntimeLedger(config, clock);
   const onError = config.onError ?? reportToConsole;
-  const internals = lateBound<RuntimeInternals>('the runtime internals');
+  const { worker, ledger, owned, startRetention } = openWorkerLedger(config, clock, onError);
   const live = (sessionKey: string) => internals.get().registry.live(sessionKey);
   const bus = createEventBus({ ledger, clock, onError });
   const report = createCorruptRowReporter({ ledger, bus, live, onError });
   const stopCorruptReports = ledger.onCorruptRow?.(report);
   const sessionLane = createSessionLane();
-  const globalLane = createGlobalLane({ ...config.globalLane, clock });
+  const globalLane = withClusterLane(worker, createGlobalLane({ ...config.globalLane, clock }));
   const profiles = createAuthProfiles({
     profiles: config.authProfiles,
     order: config.authOrder,
@@ -101,7 +137,10 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     onError,
   });
   const toolsFor = (sessionKey: string) =>
-    sessionTools.registryFor(live(sessionKey)?.actor.getSnapshot().context.toolPolicy);
+    sessionTools.registryFor(
+      live(sessionKey)?.actor.getSnapshot().context.toolPolicy,
+      subagents.layersFor(sessionKey),
+    );
   const accepting = () => state.closing === undefined;
   const toolByName = (name: string) => sessionTools.byName(name);
   const parts = {
@@ -115,18 +154,19 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     live,
     accepting,
     onError,
+    subagents: subagents.port,
   };
   const services = buildRunServices(config, parts);
   const steps = {
     startRetention: () => startRetention(onError),
-    closeLanes: () => globalLane.close(),
+    closeLanes: () => Promise.all([globalLane.close(), subagents.port.lane.close()]).then(() => undefined),
     markClosed: () => state.closed.resolve(),
     releaseLedger: async () => {
       stopCorruptReports?.();
       if (owned) await ledger.close();
     },
   };
-  return { bus, services, profiles, sessionTools, internals, report, steps };
+  return { bus, services, profiles, sessionTools, internals, report, steps, worker };
 }
 
 /** Wire the session side over the base: machine, registry, sweeper, the gate, and the internals handles share. */
@@ -140,13 +180,23 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
     onCorrupt: report,
   });
   const { ledger, clock, onError } = services;
-  const ready = profiles.load().then(() => recoverAtStart({ ledger, clock, bus, registry, onError: report }));
+  const subagents = config.subagents.enabled;
+  const ready = profiles
+    .load()
+    .then(() =>
+      base.worker === undefined
+        ? recoverAtStart({ ledger, clock, bus, registry, onError: report, subagents })
+        : startClusterWorker(base.worker, base.internals.get()),
+    );
+  // A failed startup (an unreachable ledger) is reported once; every call then rejects with its error.
+  ready.catch(report);
   const stopRetention = base.steps.startRetention();
   const internals: RuntimeInternals = {
     services,
     bus,
     registry,
     withSession: createSessionGate(registry, ready),
+    ready,
     admission: {
       clock,
       ids: services.ids,
@@ -155,6 +205,13 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
       queueDefaults: config.queue,
       interruptWaitMs: config.limits.interruptWaitMs,
       onError,
+      attachments: createMessageAttachments({
+        limits: config.attachments,
+        workspace: services.workspace,
+        clock,
+        providers: config.providers,
+        models: [config.model, ...config.model.fallbacks],
+      }),
     },
     closed: state.closed.promise,
     isClosed: isClosing,
@@ -190,15 +247,26 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const { internals, ready, steps } = wireSessions(config, base, state);
   const { services, bus } = internals;
   const { ledger, clock, onError, globalLane } = services;
+  const face = base.worker === undefined ? undefined : clusterFace(base.worker, internals);
   return {
-    session: (key) => createSessionHandle(internals, parseSessionKey(key)),
+    session(key) {
+      const handle = createSessionHandle(internals, parseSessionKey(key));
+      return face?.session(handle) ?? handle;
+    },
+    fork: (parentKey, childKey, forkOptions) => forkSession(internals, parentKey, childKey, forkOptions),
     events: (eventOptions = {}) =>
-      streamEvents({ ledger, bus, clock, closed: state.closed.promise, onError }, eventOptions),
+      streamEvents(
+        { ledger, bus: face?.bus ?? bus, clock, closed: state.closed.promise, onError },
+        eventOptions,
+      ),
     stats: () => ({
       liveSessions: internals.registry.size,
       lanes: globalLane.stats(),
       profiles: base.profiles.stats(),
     }),
+    sessions: (pageOptions) => listSessionPage(internals, pageOptions),
+    pendingCalls: () => listPendingCalls(internals),
+    eventCursor: () => (face?.bus ?? bus).delivered,
     close(closeOptions) {
       const timeoutMs = closeOptions?.timeoutMs ?? 30_000;
       try {
@@ -207,7 +275,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
       // A failed recovery still lets close() release the ledger.
-      state.closing ??= ready.catch(onError).then(() => shutdown(internals, steps, timeoutMs));
+      state.closing ??= ready
+        .catch(onError)
+        .then(() => shutdown(internals, steps, timeoutMs))
+        .finally(() => face?.close());
       return state.closing;
     },
   };

@@ -9,5 +9,7 @@ export type { SessionQueue, QueueItem } from './session-queue-handle.js';
 export type { SendResult } from './admit-message.js';
 export type { SessionState } from '../actors/session-activity.js';
 export type { EventStreamOptions } from './event-stream.js';
+export type { ForkOptions } from './fork-session.js';
 export type { InboundMessageInput } from './inbound-message.js';
+export type { SessionSummary, SessionPage, SessionPageOptions, PendingCall } from './runtime-queries.js';
 export { runtimeOptionsSchema, type RuntimeOptions } from './runtime-options.js';

@@ -16,6 +16,8 @@ export interface RuntimeInternals {
   readonly registry: SessionRegistry;
   readonly withSession: SessionGate;
   readonly admission: AdmissionDeps;
+  /** Resolves once startup recovery is done (crashed runs closed). */
+  readonly ready: Promise<void>;
   /** Resolves when the runtime has closed (ends event streams). */
   readonly closed: Promise<void>;
   isClosed(): boolean;

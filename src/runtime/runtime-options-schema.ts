@@ -7,6 +7,7 @@ import { profileKinds } from '../policies/order-profiles.js';
 import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
 import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
+import { attachmentsOptionsSchema, workspaceOptionsSchema } from './attachment-options.js';
 import { isToolLike } from './option-keys.js';
 import type { RuntimeOptions } from './runtime-options.js';
 
@@ -35,6 +36,23 @@ const optionsObjectSchema = z
           .object({
             path: z.string().min(1).default('./agentlanes.db'),
             synchronous: z.enum(['full', 'normal']).default('full'),
+            retention: z
+              .object({ eventsMaxAgeMs: durationMs().min(1) })
+              .strict()
+              .optional(),
+          })
+          .strict(),
+        z
+          .object({
+            postgres: z
+              .object({
+                connectionString: z.string().min(1),
+                schema: z
+                  .string()
+                  .regex(/^[a-z_][a-z0-9_]{0,62}$/u, 'a lowercase identifier')
+                  .default('agentlanes'),
+              })
+              .strict(),
             retention: z
               .object({ eventsMaxAgeMs: durationMs().min(1) })
               .strict()
@@ -102,6 +120,18 @@ const optionsObjectSchema = z
       )
       .default([]),
     toolGroups: z.record(z.string(), z.array(z.string())).default({}),
+    subagents: z
+      .object({
+        enabled: z.boolean().default(false),
+        concurrency: z.int().min(1).default(8),
+        toolPolicy: z
+          .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+          .strict()
+          .optional(),
+        maxDepth: z.int().min(1).max(8).default(1),
+      })
+      .strict()
+      .prefault({}),
     approvals: z
       .object({ alwaysApprove: z.array(z.string().min(1)).default([]) })
       .strict()
@@ -138,6 +168,8 @@ const optionsObjectSchema = z
       .custom<Compactor>(isFunction, 'expected a compactor function')
       .default(() => summarizeOlderTurns),
     systemPrompt: z.string().optional(),
+    workspace: workspaceOptionsSchema,
+    attachments: attachmentsOptionsSchema,
     clock: z
       .custom<Clock>(hasMethods('now', 'setTimeout', 'clearTimeout', 'sleep'), 'expected a Clock')
       .default(systemClock),
@@ -146,6 +178,19 @@ const optionsObjectSchema = z
       .custom<IdGenerator>(isFunction, 'expected an id generator (prefix) => string')
       .default(() => randomIds),
     onError: z.custom<(error: unknown) => void>(isFunction).optional(),
+    cluster: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            leaseMs: z.int().min(500).max(600_000).optional(),
+            renewMs: z.int().min(50).max(600_000).optional(),
+            pollMs: z.int().min(10).max(60_000).optional(),
+            scanMs: z.int().min(50).max(600_000).optional(),
+          })
+          .strict(),
+      ])
+      .default({}),
   })
   .strict()
   .strict();

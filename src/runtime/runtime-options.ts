@@ -2,35 +2,24 @@ import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { IdGenerator, Random } from '../core/ids.js';
+import type { ClusterTimingOptions } from '../cluster/cluster-options.js';
 import type { Ledger } from '../ledger/index.js';
 import type { ProfileKind } from '../policies/order-profiles.js';
 import type { DropPolicy, QueueMode } from '../policies/queue-settings.js';
 import type { ModelProvider, ThinkingLevel } from '../providers/model-provider.js';
 import type { Compactor } from '../runner/compaction.js';
 import type { Tool } from '../tools/define-tool.js';
+import type { AttachmentsOptions, WorkspaceOptions } from './attachment-options.js';
 import { assertNoPrototypeKeys } from './option-keys.js';
 import { runtimeOptionsSchema } from './runtime-options-schema.js';
+import type { PostgresLedgerLocation, SqliteLedgerLocation } from './runtime-ledger-options.js';
 
 export { runtimeOptionsSchema };
-
-/** Where the runtime opens its own SQLite ledger. */
-export interface SqliteLedgerLocation {
-  /** The database file; ':memory:' keeps it in memory. @default './agentlanes.db' */
-  path?: string | undefined;
-  /**
-   * 'full' fsyncs each group commit; 'normal' only at checkpoints (faster, may lose the last commits).
-   * @default 'full'
-   */
-  synchronous?: 'full' | 'normal' | undefined;
-  /** Prune old events (turns and runs are kept). @default none: events are kept forever */
-  retention?: EventRetentionOptions | undefined;
-}
-
-/** How long the runtime's own ledger keeps events. */
-export interface EventRetentionOptions {
-  /** Events older than this many ms are pruned, at start and then hourly. */
-  eventsMaxAgeMs: number;
-}
+export type {
+  EventRetentionOptions,
+  PostgresLedgerLocation,
+  SqliteLedgerLocation,
+} from './runtime-ledger-options.js';
 
 /** A provider and one of its models. */
 export interface ModelRef {
@@ -199,15 +188,27 @@ export interface PriceOptions {
   output: number;
 }
 
+/** Subagents: children a run spawns with `spawn_subagent`, in their own lane, with narrowed tools. */
+export interface SubagentOptions {
+  /** Offer `spawn_subagent` to runs. @default false */
+  enabled?: boolean | undefined;
+  /** Child runs at once in the subagent lane (separate from the global lane). @default 8 */
+  concurrency?: number | undefined;
+  /** A last tool-policy layer for children, after the default deny list; it only narrows. @default none */
+  toolPolicy?: ToolPolicyLayer | undefined;
+  /** How deep children may nest: 1 lets a run spawn children but not grandchildren. @default 1 */
+  maxDepth?: number | undefined;
+}
+
 /**
  * The options of `createRuntime`; every one is validated at construction (bad ones throw `invalid_input`).
  */
 export interface RuntimeOptions {
   /**
-   * A Ledger instance (the caller keeps owning it), or where the runtime opens its SQLite ledger. @default {
-   * path: './agentlanes.db', synchronous: 'full' }
+   * A Ledger instance (the caller keeps owning it), or where the runtime opens its SQLite ledger, or its Postgres
+   * ledger (`{ postgres: { connectionString } }`). @default { path: './agentlanes.db', synchronous: 'full' }
    */
-  ledger?: Ledger | SqliteLedgerLocation | undefined;
+  ledger?: Ledger | SqliteLedgerLocation | PostgresLedgerLocation | undefined;
   /** The model providers, by name. */
   providers: Record<string, ModelProvider>;
   /** The model runs use, and its fallbacks. */
@@ -228,6 +229,11 @@ export interface RuntimeOptions {
   toolPolicy?: ToolPolicyLayer[] | undefined;
   /** Named groups of tool names or globs, used as `group:name` in `toolPolicy`. @default {} */
   toolGroups?: Record<string, string[]> | undefined;
+  /**
+   * The built-in `spawn_subagent({ task })` tool: a run starts a child session `<parent>/sub:<id>` in the subagent
+   * lane, with the parent's tools narrowed. @default { enabled: false, concurrency: 8, maxDepth: 1 }
+   */
+  subagents?: SubagentOptions | undefined;
   /** Which tool calls pause for an operator. @default { alwaysApprove: [] } */
   approvals?: ApprovalOptions | undefined;
   /** Credentials per provider, rotated on failure with cooldowns. @default [] (calls carry no credential) */
@@ -247,6 +253,10 @@ export interface RuntimeOptions {
   compactor?: Compactor | undefined;
   /** The system prompt of every run. @default none */
   systemPrompt?: string | undefined;
+  /** Where content parts are stored. @default { root: './agentlanes-workspace' } */
+  workspace?: WorkspaceOptions | undefined;
+  /** Limits on content parts and what models take inline. @default { maxPartBytes: 20 MiB, maxMessageBytes: 50 MiB } */
+  attachments?: AttachmentsOptions | undefined;
   /** Time for every timer, timeout and timestamp; tests pass `fakeClock()`. @default the system clock */
   clock?: Clock | undefined;
   /** Randomness for retry jitter; tests pass `seededRandom(seed)`. @default Math.random */
@@ -258,6 +268,8 @@ export interface RuntimeOptions {
    * console.error
    */
   onError?: ((error: unknown) => void) | undefined;
+  /** Cluster timing (docs/distributed.md) with the Postgres ledger; `false`: one process. @default {} */
+  cluster?: ClusterTimingOptions | false | undefined;
 }
 
 /** The validated runtime configuration, defaults filled in. @internal */

@@ -18,6 +18,7 @@ import type { PlanRunResult } from '../runner/plan-run.js';
 import { undoRun, type UndoResult } from '../runner/undo-run.js';
 import { sessionScopeOf } from './live-session-control.js';
 import { assertUndoable } from './undo-input.js';
+import { parseDeliveryInDoubt } from './delivery-report.js';
 
 export type { SessionStatus } from './session-abort.js';
 
@@ -67,6 +68,20 @@ export interface Session {
   executePlan(plan: PlanInput, options?: PlanOptionsInput): Promise<PlanRunResult>;
   /** Approve (and reject) steps of a plan run that waits, and resume it; resolves when it stops again. */
   approvePlan(input: ApprovePlanInput): Promise<PlanRunResult>;
+  /**
+   * For chat adapters: a reply block's send was in flight when the process died and the platform cannot show
+   * whether it arrived, or the send failed. Emits `delivery.in_doubt` on this session (never a silent duplicate
+   * or drop). Bad input: `invalid_input`, nothing emitted.
+   */
+  reportDeliveryInDoubt(input: DeliveryInDoubt): Promise<void>;
+}
+
+/** What `reportDeliveryInDoubt` reports: the adapter's consumer, the run and block, and why. */
+export interface DeliveryInDoubt {
+  readonly consumer: string;
+  readonly runId: string;
+  readonly blockIndex: number;
+  readonly reason: string;
 }
 
 /** A plan as callers pass it: steps `{ id, tool, args?, dependsOn? }`. */
@@ -92,6 +107,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       assertOpen(internals);
       const message = parseInboundMessage(input);
       const settings = parseQueueSettings('send: options', options);
+      internals.admission.attachments.check(message.parts);
       return withSession(key, (live) => admitMessage(internals.admission, live, message, settings));
     },
     steer: (input) => session.send(input, { mode: 'steer' }),
@@ -129,6 +145,14 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
     async approvePlan(input) {
       assertOpen(internals);
       return withSession(key, (live) => approvePlan(internals, live, input));
+    },
+    async reportDeliveryInDoubt(input) {
+      assertOpen(internals);
+      const { consumer, runId, blockIndex, reason } = parseDeliveryInDoubt(input);
+      await withSession(key, (live) => {
+        internals.emit(live, { type: 'delivery.in_doubt', runId, consumer, blockIndex, reason });
+        return Promise.resolve();
+      });
     },
   };
   return session;

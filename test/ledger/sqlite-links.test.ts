@@ -16,7 +16,10 @@ describe('createSqliteLedger (the writer lock belongs to the file)', () => {
     symlinkSync(path, link);
 
     const refused = thrownBy(() => createSqliteLedger({ path: link }));
-    expect(isRuntimeError(refused, 'ledger_locked')).toBe(true);
+    // Compared as fields, so a failure shows which error came instead.
+    expect({ locked: isRuntimeError(refused, 'ledger_locked'), refused: String(refused) }).toMatchObject({
+      locked: true,
+    });
     expect((refused as Error).message).toContain(link);
   });
 
