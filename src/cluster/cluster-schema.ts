@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { applyMigrations } from '../ledger/postgres-schema.js';
 
 /**
  * The cluster's tables, in order, beside the ledger's in the same schema (their own version table, so the
@@ -53,36 +54,14 @@ export const nowMs = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 /** The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>` and `lane:<lane>`. */
 export const doorbellChannel = 'agentlanes_cluster';
 
-/** The ledger's migration lock (postgres-schema.ts): the ledger and the cluster never create the schema at once. */
-const lockKey = (schema: string): string => `agentlanes:migrate:${schema}`;
-
 /**
- * Bring the cluster tables of `schema` to the latest version, one migration per transaction, under the ledger's
- * advisory migration lock (workers starting together take turns; the later ones find the work done).
+ * Bring the cluster tables of `schema` to the latest version, under the ledger's advisory migration lock
+ * (postgres-schema.ts: the ledger and the cluster never migrate one schema at once; workers take turns).
  */
-export async function migrateCluster(client: PoolClient, schema: string): Promise<void> {
-  await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey(schema)]);
-  try {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${client.escapeIdentifier(schema)}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS cluster_migrations (
-         version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-    );
-    const applied = await client.query<{ version: number | null }>(
-      'SELECT max(version) AS version FROM cluster_migrations',
-    );
-    for (let version = applied.rows[0]?.version ?? 0; version < clusterMigrations.length; version++) {
-      await client.query('BEGIN');
-      try {
-        await client.query(clusterMigrations[version] as string);
-        await client.query('INSERT INTO cluster_migrations (version) VALUES ($1)', [version + 1]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    }
-  } finally {
-    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey(schema)]).catch(() => undefined);
-  }
+export function migrateCluster(client: PoolClient, schema: string): Promise<void> {
+  return applyMigrations(client, schema, {
+    table: 'cluster_migrations',
+    migrations: clusterMigrations,
+    refuseNewer: false,
+  });
 }

@@ -174,36 +174,44 @@ export const postgresSchemaVersion = postgresMigrations.length;
 /** Who holds the migration lock: one key per schema, so two processes opening one schema at once take turns. */
 const lockKey = (schema: string): string => `agentlanes:migrate:${schema}`;
 
+/** A list of migrations and the table in the schema that records how many of them were applied. */
+export interface MigrationSet {
+  readonly table: string;
+  readonly migrations: readonly string[];
+  /** Refuse a schema that recorded more migrations than this build has (one a newer agentlanes wrote). */
+  readonly refuseNewer: boolean;
+}
+
 /**
- * Create the schema if needed and bring it to `postgresSchemaVersion`, one migration per transaction, under a
- * session advisory lock (two processes opening at once: the second waits, then finds the work done). A schema a
- * newer agentlanes wrote is refused with `ledger_version`, nothing changed.
+ * Create the schema if needed and apply the set's missing migrations, one per transaction, under a session
+ * advisory lock shared by every set of the schema (two processes opening at once: the second waits, then finds the
+ * work done). A newer schema is refused with `ledger_version`, nothing changed.
  */
-export async function migratePostgres(client: PoolClient, schema: string): Promise<void> {
+export async function applyMigrations(client: PoolClient, schema: string, set: MigrationSet): Promise<void> {
+  const { table, migrations } = set;
   await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey(schema)]);
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${client.escapeIdentifier(schema)}`);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS agentlanes_migrations (
-         version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      `CREATE TABLE IF NOT EXISTS ${table} (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
     );
     const applied = await client.query<{ version: number | null }>(
-      'SELECT max(version) AS version FROM agentlanes_migrations',
+      `SELECT max(version) AS version FROM ${table}`,
     );
     const current = applied.rows[0]?.version ?? 0;
-    if (current > postgresSchemaVersion) {
+    if (set.refuseNewer && current > migrations.length) {
       throw new RuntimeError(
         'ledger_version',
         `schema "${schema}" has version ${current}, newer than this agentlanes supports ` +
-          `(${postgresSchemaVersion}); upgrade agentlanes`,
+          `(${migrations.length}); upgrade agentlanes`,
         { details: { schema } },
       );
     }
-    for (let version = current; version < postgresSchemaVersion; version++) {
+    for (let version = current; version < migrations.length; version++) {
       await client.query('BEGIN');
       try {
-        await client.query(postgresMigrations[version] as string);
-        await client.query('INSERT INTO agentlanes_migrations (version) VALUES ($1)', [version + 1]);
+        await client.query(migrations[version] as string);
+        await client.query(`INSERT INTO ${table} (version) VALUES ($1)`, [version + 1]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -213,4 +221,13 @@ export async function migratePostgres(client: PoolClient, schema: string): Promi
   } finally {
     await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey(schema)]).catch(() => undefined);
   }
+}
+
+/** Bring the ledger's tables of `schema` to `postgresSchemaVersion`. */
+export function migratePostgres(client: PoolClient, schema: string): Promise<void> {
+  return applyMigrations(client, schema, {
+    table: 'agentlanes_migrations',
+    migrations: postgresMigrations,
+    refuseNewer: true,
+  });
 }
