@@ -61,6 +61,14 @@ export function createMemorySessions(perform: Perform): MemorySessions {
           sessions.set(record.sessionKey, toStored(record));
         }),
       listSessions: () => perform(() => [...sessions.values()].map(toSessionRecord)),
+      listSessionKeys: ({ after, limit }) =>
+        perform(() =>
+          [...sessions.keys()]
+            .filter((key) => after === undefined || key > after)
+            .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+            .slice(0, limit)
+            .map((sessionKey) => ({ sessionKey, updatedAt: sessions.get(sessionKey)?.updatedAt ?? 0 })),
+        ),
     },
   };
 }

@@ -41,5 +41,15 @@ export function createPostgresSessions(
         const { rows } = await query<SessionRow>('SELECT * FROM sessions ORDER BY session_key');
         return corruptRows.readEach(rows, toSessionRecord);
       }),
+    listSessionKeys: ({ after, limit }) =>
+      read(async (query) => {
+        // COLLATE "C": byte order, as the other ledgers and JavaScript compare keys.
+        const { rows } = await query<{ session_key: string; updated_at: string | number }>(
+          `SELECT session_key, updated_at FROM sessions
+           WHERE $1::text IS NULL OR session_key COLLATE "C" > $1 ORDER BY session_key COLLATE "C" LIMIT $2`,
+          [after ?? null, limit],
+        );
+        return rows.map((row) => ({ sessionKey: row.session_key, updatedAt: Number(row.updated_at) }));
+      }),
   };
 }

@@ -18,4 +18,21 @@ export interface SessionStore {
   putSession(record: SessionRecord): Promise<void>;
   /** Every session's record (a corrupt one is skipped and reported where the ledger can hold one). */
   listSessions(): Promise<SessionRecord[]>;
+  /**
+   * A page of session keys in key order, after `after` (exclusive), at most `limit` of them, with when each record
+   * was last put: what a listing needs, without reading the snapshots.
+   */
+  listSessionKeys(page: SessionKeyPage): Promise<SessionKeyEntry[]>;
+}
+
+/** Which page of session keys to list. */
+export interface SessionKeyPage {
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+
+/** A session's key and when its record was last put. */
+export interface SessionKeyEntry {
+  readonly sessionKey: string;
+  readonly updatedAt: number;
 }

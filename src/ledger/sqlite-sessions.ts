@@ -1,4 +1,4 @@
-import type { SessionStore } from './session-store.js';
+import type { SessionKeyEntry, SessionStore } from './session-store.js';
 import type { SqliteAccess } from './sqlite-access.js';
 import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
 import { sessionRow } from './sqlite-params.js';
@@ -18,6 +18,10 @@ export function createSqliteSessions(
        tool_policy = excluded.tool_policy`,
   );
   const listSessions = db.prepare('SELECT * FROM sessions');
+  const listKeys = db.prepare(
+    `SELECT session_key AS sessionKey, updated_at AS updatedAt FROM sessions
+     WHERE @after IS NULL OR session_key > @after ORDER BY session_key LIMIT @limit`,
+  );
   return {
     getSession: (sessionKey) =>
       read(() => {
@@ -26,5 +30,7 @@ export function createSqliteSessions(
       }),
     putSession: (record) => write(() => putSession.run(sessionRow(record)), 'one'),
     listSessions: () => read(() => corruptRows.readEach(listSessions.all() as SessionRow[], toSessionRecord)),
+    listSessionKeys: ({ after, limit }) =>
+      read(() => listKeys.all({ after: after ?? null, limit }) as SessionKeyEntry[]),
   };
 }

@@ -54,15 +54,16 @@ export async function listSessionPage(
   const parsed = pageSchema.safeParse(options);
   if (!parsed.success) throw new RuntimeError('invalid_input', `sessions: ${z.prettifyError(parsed.error)}`);
   const { after, limit = 100 } = parsed.data;
-  const stored = await internals.services.ledger.listSessions();
+  // One more than the page from the ledger (keys only, no snapshots), merged with the live sessions not stored
+  // yet: the first `limit` keys of the union are the page, and a key beyond them says there is a next one.
+  const stored = await internals.services.ledger.listSessionKeys({ after, limit: limit + 1 });
   const updatedAt = new Map<string, number | undefined>(
-    stored.map((record) => [record.sessionKey, record.updatedAt]),
+    stored.map((entry) => [entry.sessionKey, entry.updatedAt]),
   );
   for (const live of internals.registry.all())
-    if (!updatedAt.has(live.key)) updatedAt.set(live.key, undefined);
-  const keys = [...updatedAt.keys()]
-    .filter((key) => after === undefined || key > after)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (!updatedAt.has(live.key) && (after === undefined || live.key > after))
+      updatedAt.set(live.key, undefined);
+  const keys = [...updatedAt.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const page = keys.slice(0, limit).map((key): SessionSummary => {
     const at = updatedAt.get(key);
     return { key, ...sessionStatus(internals, key), ...(at === undefined ? {} : { updatedAt: at }) };

@@ -7,6 +7,19 @@ export function describeSessionsContract(
   current: Current<SessionStore & Pick<RecoveryStore, 'loadSession'>>,
 ): void {
   describe('sessions', () => {
+    it('lists keys in key order, page by page, with when each record was put', async () => {
+      const ledger = current();
+      for (const key of ['b', 'a:2', 'c', 'a:10', 'B'])
+        await ledger.putSession(session(key, { updatedAt: 7 }));
+      expect(await ledger.listSessionKeys({ limit: 2 })).toEqual([
+        { sessionKey: 'B', updatedAt: 7 },
+        { sessionKey: 'a:10', updatedAt: 7 },
+      ]);
+      const rest = await ledger.listSessionKeys({ after: 'a:10', limit: 10 });
+      expect(rest.map((entry) => entry.sessionKey)).toEqual(['a:2', 'b', 'c']);
+      expect(await ledger.listSessionKeys({ after: 'c', limit: 10 })).toEqual([]);
+    });
+
     it('returns undefined when the session was never put', async () => {
       expect(await current().getSession('nobody')).toBeUndefined();
     });

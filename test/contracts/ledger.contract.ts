@@ -40,6 +40,7 @@ function describeCloseContract(current: () => Ledger): void {
         () => ledger.listSessionsWithPending(),
         () => ledger.putSession(session('s1')),
         () => ledger.listSessions(),
+        () => ledger.listSessionKeys({ limit: 1 }),
         () => ledger.appendMessage(message('s1', 'm1', 1)),
         () => ledger.updateMessages('s1', ['m1'], { status: 'consumed' }),
         () => ledger.listMessages('s1'),
