@@ -115,7 +115,10 @@ export function checkRuns(
   ];
 }
 
-/** Plans whose executePlan / approvePlan answered `completed` must be completed in the ledger. */
+/**
+ * Plans whose executePlan / approvePlan answered `completed` must be completed in the ledger; one answered `aborted`
+ * was interrupted by a message.
+ */
 export function checkPlanAnswers(runs: ReadonlyMap<string, RunRecord>, tally: Tally): Violation[] {
   const violations: Violation[] = [];
   for (const [id, answer] of tally.plans) {
@@ -125,7 +128,13 @@ export function checkPlanAnswers(runs: ReadonlyMap<string, RunRecord>, tally: Ta
         kind: 'lost',
         text: `plan ${id} answered completed, but run ${answer.runId} is ${run?.status}`,
       });
-    if (!['completed', 'awaiting_approval', 'rejected_busy'].includes(answer.status))
+    // An interrupting message aborts a running plan: its answer says `aborted`, its run records `interrupted`.
+    if (answer.status === 'aborted' && run !== undefined && run.status !== 'interrupted')
+      violations.push({
+        kind: 'other',
+        text: `plan ${id} answered aborted, but run ${answer.runId} is ${run.status}`,
+      });
+    if (!['completed', 'awaiting_approval', 'rejected_busy', 'aborted'].includes(answer.status))
       violations.push({ kind: 'other', text: `plan ${id} answered ${answer.status}` });
   }
   return violations;
