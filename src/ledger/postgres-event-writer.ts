@@ -1,23 +1,12 @@
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
-import { coalesceMs, type CoalescedBatch } from './delta-coalescer.js';
+import { createEventWriter, type EventWriter } from './batching-event-writer.js';
 import { createOrderedDeltaCoalescer } from './postgres-deltas.js';
 import type { PostgresQuery, PostgresWork } from './postgres-queue.js';
 import { eventRow } from './sqlite-params.js';
 
-/** The write path of the Postgres event log: cursors checked, token deltas coalesced, rows group-committed. */
-export interface PostgresEventWriter {
-  /** Append stamped events; resolves once every row they went into (a buffered delta's too) is durable. */
-  append(events: readonly RuntimeEvent[]): Promise<void>;
-  /** Write the buffered deltas now (reads of the log call it first so they see them; close awaits it). */
-  flush(): Promise<void>;
-  /** The highest cursor appended so far (or found in the database when it was opened). */
-  lastAppended(): number;
-  /** Raise `lastAppended` to the highest cursor found at open. */
-  seed(cursor: number): void;
-  /** Stop the drain timer (close). */
-  stop(): void;
-}
+/** The Postgres event log's writer (see batching-event-writer.ts). */
+export type PostgresEventWriter = EventWriter;
 
 /** What the event writer needs of the connection. */
 export interface PostgresEventWriterDeps {
@@ -59,58 +48,9 @@ export async function insertEvents(query: PostgresQuery, events: readonly Runtim
 
 /** Create the event writer of one connection (deltas coalesced in cursor order: see postgres-deltas.ts). */
 export function createPostgresEventWriter({ write, refusal }: PostgresEventWriterDeps): PostgresEventWriter {
-  const deltas = createOrderedDeltaCoalescer();
-  let lastAppended = 0;
-  let drainTimer: NodeJS.Timeout | undefined;
-
-  /** Write a batch; the deltas buffered in it are durable when the write is. */
-  const writeBatch = (batch: CoalescedBatch): Promise<void> => {
-    const written =
-      batch.write.length === 0 ? Promise.resolve() : write((query) => insertEvents(query, batch.write));
-    for (const buffer of batch.flushed) {
-      written.then(
-        () => buffer.resolve(),
-        (error: unknown) => buffer.reject(error),
-      );
-    }
-    return written;
-  };
-  const armDrain = (): void => {
-    drainTimer ??= setTimeout(() => {
-      drainTimer = undefined;
-      if (refusal() === undefined) void writeBatch(deltas.drain()).catch(() => undefined);
-    }, coalesceMs);
-    drainTimer.unref();
-  };
-
-  return {
-    append(events) {
-      const refused = refusal();
-      if (refused !== undefined) return Promise.reject(refused);
-      let previous = lastAppended;
-      for (const event of events) {
-        if (!(event.cursor > previous)) {
-          return Promise.reject(
-            new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`),
-          );
-        }
-        previous = event.cursor;
-      }
-      lastAppended = previous;
-      const batch = deltas.take(events);
-      const now = writeBatch(batch);
-      armDrain();
-      // A buffered delta is durable only once the row it was coalesced into is.
-      return batch.waits.length === 0 ? now : Promise.all([now, ...batch.waits]).then(() => undefined);
-    },
-    flush: () => writeBatch(deltas.drain()),
-    lastAppended: () => lastAppended,
-    seed: (cursor) => {
-      lastAppended = Math.max(lastAppended, cursor);
-    },
-    stop: () => {
-      if (drainTimer !== undefined) clearTimeout(drainTimer);
-      drainTimer = undefined;
-    },
-  };
+  return createEventWriter({
+    deltas: createOrderedDeltaCoalescer(),
+    writeRows: (events) => write((query) => insertEvents(query, events)),
+    refusal,
+  });
 }

@@ -1,0 +1,82 @@
+import { RuntimeError } from '../core/errors.js';
+import type { RuntimeEvent } from '../core/events.js';
+import { coalesceMs, type CoalescedBatch, type DeltaCoalescer } from './delta-coalescer.js';
+
+/** The write path of an event log: cursors checked, token deltas coalesced, rows group-committed. */
+export interface EventWriter {
+  /** Append stamped events; resolves once every row they went into (a buffered delta's too) is durable. */
+  append(events: readonly RuntimeEvent[]): Promise<void>;
+  /** Write the buffered deltas now (reads of the log call it first so they see them; close awaits it). */
+  flush(): Promise<void>;
+  /** The highest cursor appended so far (or found in the store when it was opened). */
+  lastAppended(): number;
+  /** Raise `lastAppended` to the highest cursor found at open. */
+  seed(cursor: number): void;
+  /** Stop the drain timer (close). */
+  stop(): void;
+}
+
+/** What a ledger gives the event writer: its coalescer, how it writes rows, and whether writes are refused now. */
+export interface EventWriterDeps {
+  readonly deltas: DeltaCoalescer;
+  /** Write these rows in the ledger's next group commit; resolves once they are durable. */
+  readonly writeRows: (events: readonly RuntimeEvent[]) => Promise<void>;
+  /** Why a write is refused now (closed, read-only), if it is. */
+  readonly refusal: () => RuntimeError | undefined;
+}
+
+/** The event writer shared by the SQLite and Postgres ledgers; they differ only in how rows are written. */
+export function createEventWriter({ deltas, writeRows, refusal }: EventWriterDeps): EventWriter {
+  let lastAppended = 0;
+  let drainTimer: NodeJS.Timeout | undefined;
+
+  /** Write a batch; the deltas buffered in it are durable when the write is. */
+  const writeBatch = (batch: CoalescedBatch): Promise<void> => {
+    const written = batch.write.length === 0 ? Promise.resolve() : writeRows(batch.write);
+    for (const buffer of batch.flushed) {
+      written.then(
+        () => buffer.resolve(),
+        (error: unknown) => buffer.reject(error),
+      );
+    }
+    return written;
+  };
+  const armDrain = (): void => {
+    drainTimer ??= setTimeout(() => {
+      drainTimer = undefined;
+      if (refusal() === undefined) void writeBatch(deltas.drain()).catch(() => undefined);
+    }, coalesceMs);
+    drainTimer.unref();
+  };
+
+  return {
+    append(events) {
+      const refused = refusal();
+      if (refused !== undefined) return Promise.reject(refused);
+      let previous = lastAppended;
+      for (const event of events) {
+        if (!(event.cursor > previous)) {
+          return Promise.reject(
+            new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`),
+          );
+        }
+        previous = event.cursor;
+      }
+      lastAppended = previous;
+      const batch = deltas.take(events);
+      const now = writeBatch(batch);
+      armDrain();
+      // A buffered delta is durable only once the row it was coalesced into is.
+      return batch.waits.length === 0 ? now : Promise.all([now, ...batch.waits]).then(() => undefined);
+    },
+    flush: () => writeBatch(deltas.drain()),
+    lastAppended: () => lastAppended,
+    seed: (cursor) => {
+      lastAppended = Math.max(lastAppended, cursor);
+    },
+    stop: () => {
+      if (drainTimer !== undefined) clearTimeout(drainTimer);
+      drainTimer = undefined;
+    },
+  };
+}
