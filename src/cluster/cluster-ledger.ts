@@ -11,10 +11,21 @@ export interface ClusterLedger extends Ledger {
   release(sessionKey: string): void;
 }
 
-/** What the cluster ledger wraps, and how it writes events (see event-sequencer.ts). */
+/** What the cluster ledger wraps, and what to do once events are durable (ring the other workers). */
 export interface ClusterLedgerDeps {
   readonly ledger: PostgresLedger;
-  readonly appendEvents: (events: readonly RuntimeEvent[]) => Promise<void>;
+  readonly written: () => void;
+}
+
+/** Consecutive events of one session, in order (events of different sessions are never reordered). */
+function runsOf(events: readonly RuntimeEvent[]): RuntimeEvent[][] {
+  const runs: RuntimeEvent[][] = [];
+  for (const event of events) {
+    const last = runs.at(-1);
+    if (last !== undefined && last[0]?.sessionKey === event.sessionKey) last.push(event);
+    else runs.push([event]);
+  }
+  return runs;
 }
 
 function notHeld(sessionKey: string): RuntimeError {
@@ -90,9 +101,7 @@ function sessionWrites(
  * does not hold are refused at once. Writes named by run id find their session through the runs this worker
  * opened or read. Reads, and what belongs to no session (consumers, deliveries, auth profiles), pass through.
  */
-export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger & {
-  readonly view: (sessionKey: string) => Pick<Ledger, 'appendEvents'>;
-} {
+export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger {
   const { ledger } = deps;
   const views = new Map<string, Ledger>();
   const runs = createRunIndex(ledger);
@@ -117,8 +126,16 @@ export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger & {
     release(sessionKey) {
       views.delete(sessionKey);
     },
-    view,
-    appendEvents: (events) => deps.appendEvents(events),
+    // Each session's events on its fenced view, queued at once: they join the transaction of the writes called
+    // beside them (a run's closed row and its run.ended) and are numbered after the log's end in it.
+    appendEvents: (events) =>
+      Promise.all(runsOf(events).map((run) => view(run[0]?.sessionKey ?? '').appendEvents(run))).then(
+        () => deps.written(),
+        (error: unknown) => {
+          deps.written();
+          throw error;
+        },
+      ),
     // The ledger is the runtime's to close; the views share its connection.
     close: () => ledger.close(),
   };

@@ -22,11 +22,22 @@ const turnSql = "SELECT pg_advisory_xact_lock(hashtext('agentlanes:events:' || c
 const highestSql = `SELECT GREATEST(coalesce((SELECT max(cursor) FROM events), 0),
     coalesce((SELECT value::bigint FROM meta WHERE key = 'last_cursor'), 0)) AS cursor`;
 
-/** Insert event rows in one statement (one array parameter per column), in cursor order after the log's end. */
-export async function insertEvents(query: PostgresQuery, events: readonly RuntimeEvent[]): Promise<void> {
-  const rows = events.map(eventRow);
+/**
+ * Insert event rows in one statement (one array parameter per column), in cursor order after the log's end. With
+ * `renumber`, the events are numbered here, after the log's end, in the transaction that writes them (their
+ * `cursor` replaced in place): how several processes append to one log (see `fencedEvents`).
+ */
+export async function insertEvents(
+  query: PostgresQuery,
+  events: readonly RuntimeEvent[],
+  numbering: 'checked' | 'renumber' = 'checked',
+): Promise<void> {
   await query(turnSql);
-  const highest = (await query<{ cursor: number }>(highestSql)).rows[0]?.cursor ?? 0;
+  const highest = Number((await query<{ cursor: number }>(highestSql)).rows[0]?.cursor ?? 0);
+  if (numbering === 'renumber') {
+    events.forEach((event, index) => ((event as { cursor: number }).cursor = highest + index + 1));
+  }
+  const rows = events.map(eventRow);
   const first = rows[0]?.cursor ?? 0;
   if (!(first > highest)) {
     throw new RuntimeError('invalid_input', `event cursor ${first} is not above ${highest}, the log's last`);

@@ -53,27 +53,23 @@ export function fencedAccess(access: PostgresAccess, fence: SessionFence): Postg
 
 /**
  * Event appends of a fence's owner: written at once through the fenced access, never buffered (a buffered delta
- * would be written later by the ledger's drain timer, outside the fence). Cursors are checked against the
- * ledger's writer, which learns the highest one appended.
+ * would be written later by the ledger's drain timer, outside the fence), and numbered in the transaction that
+ * writes them, after the log's end (the events' cursors are replaced in place). So the owners of different
+ * sessions, each in its own process, append to one log whose cursor order is its commit order, and an event goes
+ * in the same transaction as the writes queued beside it (a run's closed row and its `run.ended`).
  */
 export function fencedEvents(
   writer: PostgresEventWriter,
   access: PostgresAccess,
 ): Pick<PostgresEventWriter, 'append' | 'lastAppended'> {
   return {
-    append: (events: readonly RuntimeEvent[]) => {
-      let previous = writer.lastAppended();
-      for (const event of events) {
-        if (!(event.cursor > previous)) {
-          return Promise.reject(
-            new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`),
-          );
-        }
-        previous = event.cursor;
-      }
-      writer.seed(previous);
-      return events.length === 0 ? Promise.resolve() : access.write((query) => insertEvents(query, events));
-    },
+    append: (events: readonly RuntimeEvent[]) =>
+      events.length === 0
+        ? Promise.resolve()
+        : access.write(async (query) => {
+            await insertEvents(query, events, 'renumber');
+            writer.seed(events.at(-1)?.cursor ?? 0);
+          }),
     lastAppended: () => writer.lastAppended(),
   };
 }

@@ -1,6 +1,5 @@
 import { createClusterLedger, type ClusterLedger } from '../cluster/cluster-ledger.js';
 import { createCluster, type Cluster, type ClusterHost } from '../cluster/create-cluster.js';
-import { createEventSequencer } from '../cluster/event-sequencer.js';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
@@ -47,10 +46,8 @@ export function openClusterWorker(
   if (config.cluster === false || !('postgres' in option)) return undefined;
   if (!isPostgresLedger(ledger)) throw new RuntimeError('internal', 'the Postgres ledger has no fencing');
   const cluster = createCluster({ ...option.postgres, ...config.cluster }, clock, onError);
-  const appendEvents = createEventSequencer({
-    database: () => cluster.connections().then((opened) => opened.database),
-    lastCursor: () => ledger.lastCursor(),
-    target: (sessionKey) => wrapped.view(sessionKey),
+  const wrapped = createClusterLedger({
+    ledger,
     written: () => {
       void cluster
         .connections()
@@ -58,7 +55,6 @@ export function openClusterWorker(
         .catch(() => undefined);
     },
   });
-  const wrapped = createClusterLedger({ ledger, appendEvents });
   const { globalLane } = config;
   return {
     cluster,
