@@ -64,6 +64,37 @@ async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promi
   }
 }
 
+/**
+ * Every job straight in the open transaction, without a savepoint each (three round trips fewer per job): the
+ * common case, where nothing fails. When a job fails, the transaction is rolled back: a batch of one job is then
+ * settled with its error ('settled'); a larger one is begun again, to be run job by job in savepoints ('retry').
+ * Jobs are SQL over the connection, so running one again after a rollback does what it did the first time.
+ */
+async function runOptimistically(
+  client: PoolClient,
+  query: PostgresQuery,
+  batch: readonly Job[],
+): Promise<'ran' | 'settled' | 'retry'> {
+  let current: Job | undefined;
+  try {
+    for (const job of batch) {
+      current = job;
+      job.outcome = { value: await job.work(query) };
+    }
+    return 'ran';
+  } catch (error) {
+    if (isConnectionFailure(error)) throw error;
+    await client.query('ROLLBACK');
+    if (batch.length === 1 && current !== undefined) {
+      current.outcome = { error: error instanceof Error ? error : new Error(String(error)) };
+      return 'settled';
+    }
+    for (const job of batch) delete job.outcome;
+    await client.query('BEGIN');
+    return 'retry';
+  }
+}
+
 /** BEGIN, every job in order, COMMIT; then settle them (a failed batch rejects every job of it). */
 async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise<void> {
   let client: PoolClient;
@@ -77,11 +108,14 @@ async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise
   const query = queryOn(client);
   try {
     await client.query('BEGIN');
-    for (const job of batch) await runJob(client, query, job);
-    // COMMIT of a transaction an unnoticed error aborted answers ROLLBACK, not an error: never take it for done.
-    const committed = await client.query('COMMIT');
-    if (committed.command !== 'COMMIT')
-      throw new Error(`the batch's transaction ended in ${committed.command}`);
+    const optimistic = await runOptimistically(client, query, batch);
+    if (optimistic === 'retry') for (const job of batch) await runJob(client, query, job);
+    if (optimistic !== 'settled') {
+      // COMMIT of a transaction an unnoticed error aborted answers ROLLBACK, not an error: never take it for done.
+      const committed = await client.query('COMMIT');
+      if (committed.command !== 'COMMIT')
+        throw new Error(`the batch's transaction ended in ${committed.command}`);
+    }
     client.release();
   } catch (error) {
     const broken = isConnectionFailure(error);
