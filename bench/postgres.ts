@@ -95,7 +95,9 @@ async function pass(target: Target, sessions: Workload): Promise<LoopResult & { 
 
 const { sessions, perSession } = workload;
 console.log(`postgres bench: ${sessions} sessions x ${perSession} messages, each its own run, concurrency 8`);
-console.log('  ledger                        messages/s   ms/message   ack p50 / p99              bytes/message');
+console.log(
+  '  ledger                        messages/s   ms/message   ack p50 / p99              bytes/message',
+);
 for (const make of [
   () => sqliteTarget(),
   () => postgresTarget('Postgres, one process', false),
