@@ -23,6 +23,12 @@ const highestSql = `SELECT GREATEST(coalesce((SELECT max(cursor) FROM events), 0
     coalesce((SELECT value::bigint FROM meta WHERE key = 'last_cursor'), 0)) AS cursor`;
 
 /**
+ * The log's end as the open transaction knows it, once that transaction holds the turn (keyed by the transaction's
+ * query function: see `PostgresQuery`): the other appends of the same transaction skip the lock and the read.
+ */
+const endInTransaction = new WeakMap<PostgresQuery, number>();
+
+/**
  * Insert event rows in one statement (one array parameter per column), in cursor order after the log's end. With
  * `renumber`, the events are numbered here, after the log's end, in the transaction that writes them (their
  * `cursor` replaced in place): how several processes append to one log (see `fencedEvents`).
@@ -32,8 +38,11 @@ export async function insertEvents(
   events: readonly RuntimeEvent[],
   numbering: 'checked' | 'renumber' = 'checked',
 ): Promise<void> {
-  await query(turnSql);
-  const highest = Number((await query<{ cursor: number }>(highestSql)).rows[0]?.cursor ?? 0);
+  let highest = endInTransaction.get(query);
+  if (highest === undefined) {
+    await query(turnSql);
+    highest = Number((await query<{ cursor: number }>(highestSql)).rows[0]?.cursor ?? 0);
+  }
   if (numbering === 'renumber') {
     events.forEach((event, index) => ((event as { cursor: number }).cursor = highest + index + 1));
   }
@@ -55,6 +64,7 @@ export async function insertEvents(
       rows.map((row) => row.body),
     ],
   );
+  endInTransaction.set(query, Math.max(highest, ...rows.map((row) => row.cursor)));
 }
 
 /** Create the event writer of one connection (deltas coalesced in cursor order: see postgres-deltas.ts). */

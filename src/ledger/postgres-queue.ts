@@ -1,7 +1,11 @@
 import type { PoolClient } from 'pg';
 import { isConnectionFailure } from './postgres-errors.js';
 
-/** One statement on the ledger's connection: parameters by position; the statement is prepared once per connection. */
+/**
+ * One statement on the ledger's connection: parameters by position; the statement is prepared once per connection.
+ * One function per transaction (a new one after a rollback, whole or to a savepoint), so work may key what it
+ * learned in the transaction on it (a `WeakMap`), knowing the key is dropped with anything rolled back.
+ */
 export type PostgresQuery = <Row = Record<string, unknown>>(
   text: string,
   values?: readonly unknown[],
@@ -50,17 +54,19 @@ function queryOn(client: PoolClient): PostgresQuery {
   };
 }
 
-/** Run one job in its own savepoint: its failure rolls back its statements alone and rejects it alone. */
-async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promise<void> {
+/** Run one job in its own savepoint: its failure rolls back its statements alone and rejects it alone (false). */
+async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promise<boolean> {
   await client.query('SAVEPOINT job');
   try {
     job.outcome = { value: await job.work(query) };
     await client.query('RELEASE SAVEPOINT job');
+    return true;
   } catch (error) {
     if (isConnectionFailure(error)) throw error;
     job.outcome = { error: error instanceof Error ? error : new Error(String(error)) };
     await client.query('ROLLBACK TO SAVEPOINT job');
     await client.query('RELEASE SAVEPOINT job');
+    return false;
   }
 }
 
@@ -105,11 +111,13 @@ async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise
     for (const job of batch) job.reject(failure);
     return;
   }
-  const query = queryOn(client);
   try {
     await client.query('BEGIN');
-    const optimistic = await runOptimistically(client, query, batch);
-    if (optimistic === 'retry') for (const job of batch) await runJob(client, query, job);
+    const optimistic = await runOptimistically(client, queryOn(client), batch);
+    if (optimistic === 'retry') {
+      let query = queryOn(client);
+      for (const job of batch) if (!(await runJob(client, query, job))) query = queryOn(client);
+    }
     if (optimistic !== 'settled') {
       // COMMIT of a transaction an unnoticed error aborted answers ROLLBACK, not an error: never take it for done.
       const committed = await client.query('COMMIT');

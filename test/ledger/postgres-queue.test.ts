@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RuntimeEvent } from 'agentlanes';
+import { insertEvents } from '../../src/ledger/postgres-event-writer.js';
 import { createPostgresQueue, type PostgresQueue } from '../../src/ledger/postgres-queue.js';
-import { freshSchema, postgresUrl, rawQuery } from '../support/postgres.js';
+import { freshPostgresLedger, freshSchema, postgresUrl, rawQuery } from '../support/postgres.js';
 
 const schema = freshSchema();
 let pool: pg.Pool;
@@ -62,5 +64,55 @@ describe('the Postgres ledger queue (group commit)', () => {
     ).rejects.toThrow('no_such_table');
     await insert(6, 'next');
     expect(await notes()).toEqual(['next']);
+  });
+});
+
+function steered(id: string): RuntimeEvent {
+  return { type: 'message.steered', sessionKey: 's1', seq: 1, cursor: 0, at: 1, messageId: id };
+}
+
+describe('event appends in one transaction of the queue', () => {
+  it('number every batch after the last committed cursor, with no gap, when a job rolled back its own append', async () => {
+    const ledgerSchema = freshSchema();
+    const ledger = freshPostgresLedger({ schema: ledgerSchema });
+    await ledger.ready();
+    const eventsPool = new pg.Pool({
+      connectionString: postgresUrl,
+      options: `-c search_path=${ledgerSchema}`,
+      max: 1,
+    });
+    const events = createPostgresQueue({
+      connect: () => eventsPool.connect(),
+      translate: (error) => (error instanceof Error ? error : new Error(String(error))),
+    });
+    const append = (id: string, then?: 'fail') =>
+      events.run(async (query) => {
+        await insertEvents(query, [steered(id)], 'renumber');
+        if (then === 'fail') throw new Error(`${id} failed after its append`);
+      });
+    // One batch: two appends share the transaction's turn; the failing job's append is rolled back with it.
+    const outcomes = await Promise.allSettled([append('a'), append('b', 'fail'), append('c'), append('d')]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    await append('e');
+    const rows = await rawQuery<{ cursor: string; body: string }>(
+      ledgerSchema,
+      'SELECT cursor::text, body FROM events ORDER BY events.cursor',
+    );
+    expect(
+      rows.map((row) => [Number(row.cursor), (JSON.parse(row.body) as { messageId: string }).messageId]),
+    ).toEqual([
+      [1, 'a'],
+      [2, 'c'],
+      [3, 'd'],
+      [4, 'e'],
+    ]);
+    await events.idle();
+    await eventsPool.end();
+    await ledger.close();
   });
 });
