@@ -46,12 +46,32 @@ export const clusterMigrations: readonly string[] = [
   );
   CREATE INDEX cluster_lane_starts_by_lane ON cluster_lane_starts (lane, at);
   `,
+  // Plan steps as jobs (step-jobs.ts): `reply_to` is the owner waiting for the answer, `worker_id` the executor.
+  `
+  CREATE TABLE cluster_jobs (
+    id BIGSERIAL PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    reply_to TEXT NOT NULL,
+    worker_id TEXT,
+    status TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    result TEXT,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX cluster_jobs_queued ON cluster_jobs (id) WHERE status = 'queued';
+  CREATE INDEX cluster_jobs_by_owner ON cluster_jobs (reply_to);
+  `,
 ];
 
 /** The database's clock in milliseconds, as SQL (every lease and rate window is measured on it). */
 export const nowMs = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
-/** The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>` and `lane:<lane>`. */
+/**
+ * The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>`, `lane:<lane>`, and for step
+ * jobs `jobs` (one was queued), `job:<owner id>` (one was answered) and `job-cancel:<executor id>`.
+ */
 export const doorbellChannel = 'agentlanes_cluster';
 
 /**

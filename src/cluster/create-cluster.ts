@@ -10,7 +10,19 @@ import { serveRequests, type Request, type RequestDeps } from './requests.js';
 import { orphanedSessions, pruneWorkers } from './session-owners.js';
 import { createSessionRouter, type ClusterHost, type SessionRouter } from './session-router.js';
 import { createWorkerLease, type WorkerLease } from './worker-lease.js';
-import { clusterTiming, type ClusterOptions, type ClusterTiming } from './cluster-options.js';
+import {
+  clusterJobSettings,
+  clusterTiming,
+  type ClusterJobSettings,
+  type ClusterOptions,
+  type ClusterTiming,
+} from './cluster-options.js';
+import type { StepJob } from '../plans/step-jobs.js';
+import type { ToolOutcome } from '../tools/execute-tool.js';
+import type { StepJobHost } from './step-jobs-local.js';
+import { pruneJobs } from './step-jobs-rows.js';
+import { startStepJobs } from './step-jobs-serve.js';
+import { runStepJob, type StepJobDeps } from './step-jobs.js';
 
 export type { ClusterHost } from './session-router.js';
 
@@ -19,8 +31,15 @@ export interface Cluster {
   /** This worker's current id ('' until it registered). */
   readonly workerId: string;
   readonly timing: ClusterTiming;
-  /** Register, then serve forwarded calls and take over the sessions of dead workers for `host`. */
-  start(host: ClusterHost): Promise<void>;
+  /** Where this worker's plan steps run, and how many step jobs it runs at once. */
+  readonly jobs: ClusterJobSettings;
+  /**
+   * Register, then serve forwarded calls and take over the sessions of dead workers for `host`, and run the
+   * cluster's step jobs with `jobs`' tools.
+   */
+  start(host: ClusterHost, jobs: StepJobHost): Promise<void>;
+  /** Run a plan step as a job any worker may take (see `runStepJob`); waits for `start`. Never rejects. */
+  runStep(job: StepJob, signal: AbortSignal): Promise<ToolOutcome>;
   /** Claim `sessionKey` unless a live worker holds it (adopting it here): resolves whether this worker holds it. */
   claim(sessionKey: string): Promise<boolean>;
   /** True when this worker holds `sessionKey`. */
@@ -101,6 +120,7 @@ function startScanning(parts: Parts, clock: Clock, scanMs: number, onError: (err
     await Promise.all(orphans.map((key) => parts.router.claim(key).catch(onError)));
     await pruneWorkers(parts.database, 600_000);
     await parts.database.query(`DELETE FROM cluster_requests WHERE created_at < ${nowMs} - 600000`);
+    await pruneJobs(parts.database);
   };
   const tick = (): void => {
     if (stopped) return;
@@ -115,6 +135,45 @@ function startScanning(parts: Parts, clock: Clock, scanMs: number, onError: (err
     stopped = true;
     if (timer !== undefined) clock.clearTimeout(timer);
   };
+}
+
+/**
+ * Serve forwarded calls, take over orphaned sessions and run the cluster's step jobs. The stop function waits for
+ * the step jobs still running here: they are aborted and their answers stored before the lease goes.
+ */
+function startWork(
+  ready: Parts,
+  settings: {
+    timing: ClusterTiming;
+    jobs: ClusterJobSettings;
+    clock: Clock;
+    onError: (error: unknown) => void;
+  },
+  host: ClusterHost,
+  jobHost: StepJobHost,
+): { stop: () => Promise<void>; stepJobs: StepJobDeps } {
+  const { timing, clock, onError } = settings;
+  const stops = [
+    startServing(ready, clock, timing.pollMs, onError),
+    startScanning(ready, clock, timing.scanMs, onError),
+  ];
+  const { database, doorbell, lease } = ready;
+  const jobs = startStepJobs({
+    database,
+    doorbell,
+    lease,
+    clock,
+    pollMs: timing.pollMs,
+    host: jobHost,
+    onError,
+    concurrency: settings.jobs.jobConcurrency,
+    accepting: () => host.accepting(),
+  });
+  const stop = async (): Promise<void> => {
+    for (const stopOne of stops) stopOne();
+    await jobs.stop();
+  };
+  return { stop, stepJobs: jobs.deps };
 }
 
 /** Connect, open the doorbell, and register this worker. */
@@ -160,28 +219,31 @@ export function createCluster(
   onError: (error: unknown) => void,
 ): Cluster {
   const timing = clusterTiming(options);
+  const jobs = clusterJobSettings(options);
   let parts: Parts | undefined;
   let host: ClusterHost | undefined;
-  let stops: (() => void)[] = [];
+  let stopWork = (): Promise<void> => Promise.resolve();
   let starting: Promise<Parts> | undefined;
   const open = (): Promise<Parts> => openParts(options, timing, clock, onError, () => host as ClusterHost);
   const opened = (): Promise<Parts> => (starting ??= open().then((value) => (parts = value)));
   // Calls wait for `start`: a session is only claimed once there is a host to adopt it.
   const started = createDeferred<Parts>();
+  const stepJobs = createDeferred<StepJobDeps>();
   return {
     get workerId() {
       return parts?.lease.workerId ?? '';
     },
     timing,
-    async start(given) {
+    jobs,
+    async start(given, jobHost) {
       host = given;
       const ready = await opened();
-      stops = [
-        startServing(ready, clock, timing.pollMs, onError),
-        startScanning(ready, clock, timing.scanMs, onError),
-      ];
+      const work = startWork(ready, { timing, jobs, clock, onError }, given, jobHost);
+      stopWork = work.stop;
+      stepJobs.resolve(work.stepJobs);
       started.resolve(ready);
     },
+    runStep: (job, signal) => stepJobs.promise.then((deps) => runStepJob(deps, job, signal)),
     owns: (key) => parts?.router.owns(key) ?? false,
     claim: (key) => started.promise.then((ready) => ready.router.claim(key)),
     connections: opened,
@@ -199,7 +261,7 @@ export function createCluster(
       });
     },
     async close() {
-      for (const stop of stops) stop();
+      await stopWork();
       if (starting === undefined) return;
       const started = await starting.catch(() => undefined);
       if (started === undefined) return;

@@ -8,6 +8,7 @@ import { resolveTool } from '../tools/resolve-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { inputTable } from './input-table.js';
 import type { PlanOptions } from './plan-schema.js';
+import type { StepToolRunner } from './step-jobs.js';
 import type { StepResult } from './step-result.js';
 
 /** What running one step needs from the plan run. */
@@ -23,6 +24,8 @@ export interface StepRunContext {
   emit(event: EventInput): void;
   /** Record the compensation of a step whose tool has `undo`. */
   compensate(entry: { toolCallId: string; tool: string; args: unknown; output: unknown }): void;
+  /** Runs a prepared step's tool elsewhere (a cluster job); without it the step runs here. @default here */
+  readonly runTool?: StepToolRunner;
 }
 
 /** A unit of work: a plan step, or one child of an expanded step, with its args resolved. */
@@ -69,8 +72,8 @@ function prepare(context: StepRunContext, unit: StepUnit): { tool: Tool; args: u
 
 /**
  * Run one unit: validate its args against the tool's schema, show them (an `assistant.delta` markdown table),
- * and run the tool through the one tool executor with the plan's step timeout and retries as defaults. Never
- * throws: an abort comes back as a `cancelled` result.
+ * and run the tool through the one tool executor (here, or through `runTool`) with the plan's step timeout and
+ * retries as defaults. Never throws: an abort comes back as a `cancelled` result.
  */
 export async function runStep(context: StepRunContext, unit: StepUnit): Promise<StepResult> {
   const { runId, clock, options } = context;
@@ -81,14 +84,22 @@ export async function runStep(context: StepRunContext, unit: StepUnit): Promise<
   const { tool, args } = prepared;
   context.emit({ type: 'assistant.delta', runId, delta: inputTable(unit.id, unit.tool, unit.args) });
   context.emit({ type: 'tool.called', runId, toolCallId: unit.id, tool: unit.tool, args, stepId: unit.id });
-  const outcome = await executeTool(tool, args, {
-    signal: context.signal,
-    clock,
-    random: context.random,
-    call: { toolCallId: unit.id, sessionKey: context.sessionKey, runId },
+  const call = { toolCallId: unit.id, sessionKey: context.sessionKey, runId };
+  const limits = {
     timeoutMs: options.timeoutMs,
     retry: { attempts: options.retries, baseMs: options.retryBaseMs },
-  });
+  };
+  // A runner elsewhere gets the step's own args (plain JSON): it checks them against its tool, as done here.
+  const outcome =
+    context.runTool === undefined
+      ? await executeTool(tool, args, {
+          signal: context.signal,
+          clock,
+          random: context.random,
+          call,
+          ...limits,
+        })
+      : await context.runTool({ ...call, tool: unit.tool, args: unit.args, ...limits }, context.signal);
   const retries = Math.max(0, outcome.attempts - 1);
   if (!outcome.ok) return failStep(context, unit, outcome.error, metadata(retries));
   return succeed(context, unit, tool, args, outcome.output, metadata(retries));

@@ -131,6 +131,7 @@ function stepContext(
     options: segment.options,
     signal,
     emit,
+    ...(services.stepJobs === undefined ? {} : { runTool: services.stepJobs }),
     compensate: ({ toolCallId, tool, args, output }) => {
       const seq = compensationSeq++;
       const record = { sessionKey, runId, seq, toolCallId, tool, args, result: output };

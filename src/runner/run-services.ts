@@ -3,6 +3,7 @@ import type { IdGenerator, Random } from '../core/ids.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger } from '../ledger/index.js';
+import type { StepToolRunner } from '../plans/step-jobs.js';
 import type { ThinkingLevel } from '../providers/model-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
@@ -43,6 +44,8 @@ export interface RunServices {
   readonly toolsFor: (sessionKey: string) => ToolRegistry;
   /** A configured tool by name, whatever the policy says (undo of a tool the policy removed since). */
   readonly toolByName: (name: string) => Tool | undefined;
+  /** Runs plan steps as jobs on any worker of a cluster; without it a plan's steps run in its run. @default inline */
+  readonly stepJobs?: StepToolRunner;
   readonly limits: RunServiceLimits;
   readonly blocks: { readonly minChars: number; readonly maxChars: number };
   readonly system: string | undefined;

@@ -2,6 +2,7 @@ import type { LiveSession } from '../actors/session-registry.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger } from '../ledger/index.js';
+import type { StepToolRunner } from '../plans/step-jobs.js';
 import { maxAttempts } from '../policies/attempt-budget.js';
 import type { ModelProvider } from '../providers/model-provider.js';
 import type { AuthProfilePool, ModelCandidate } from '../runner/failover-context.js';
@@ -28,6 +29,8 @@ export interface RunServiceParts {
   readonly accepting: () => boolean;
   readonly onError: (error: unknown) => void;
   readonly subagents: SubagentPort;
+  /** Plan steps as cluster jobs (a cluster worker's, unless its `planSteps` is `inline`). */
+  readonly stepJobs?: StepToolRunner | undefined;
 }
 
 /** The models of the configuration, in fallback order. */
@@ -82,5 +85,6 @@ export function buildRunServices(config: RuntimeConfig, parts: RunServiceParts):
     accepting: parts.accepting,
     onError: parts.onError,
     workspace: createWorkspaceStore(config.workspace.root),
+    ...(parts.stepJobs === undefined ? {} : { stepJobs: parts.stepJobs }),
   };
 }

@@ -5,6 +5,7 @@ import { RuntimeError } from '../core/errors.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { Ledger } from '../ledger/index.js';
 import type { PostgresLedger } from '../ledger/postgres-ledger.js';
+import type { StepToolRunner } from '../plans/step-jobs.js';
 import { closeCrashedRuns } from '../runner/crash-record.js';
 import { createEventTail, eventsRing } from './cluster-events.js';
 import { clusterSession, serveForwarded } from './cluster-session.js';
@@ -23,6 +24,8 @@ export interface ClusterWorker {
   /** The Postgres ledger under the fences (claims bump its epochs). */
   readonly raw: PostgresLedger;
   readonly pollMs: number;
+  /** Plan steps as jobs any worker may run; undefined with `planSteps: 'inline'`. */
+  readonly stepJobs: StepToolRunner | undefined;
   /** The global lane with the cluster-wide cap and rate over the local one. */
   lane(local: GlobalLane): GlobalLane;
 }
@@ -61,6 +64,7 @@ export function openClusterWorker(
     ledger: wrapped,
     raw: ledger,
     pollMs: cluster.timing.pollMs,
+    stepJobs: cluster.jobs.planSteps === 'jobs' ? (job, signal) => cluster.runStep(job, signal) : undefined,
     lane: (local) => cluster.lane(local, globalLane),
   };
 }
@@ -104,7 +108,8 @@ export async function startClusterWorker(worker: ClusterWorker, internals: Runti
   const handleOf = (key: string): Session => createSessionHandle(internals, key);
   internals.bus.seek(await worker.ledger.lastCursor());
   claimOnAcquire(worker, internals);
-  await worker.cluster.start(hostOf(worker, internals, handleOf));
+  const { toolByName, random } = internals.services;
+  await worker.cluster.start(hostOf(worker, internals, handleOf), { toolByName, random });
 }
 
 /**

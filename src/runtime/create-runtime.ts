@@ -155,6 +155,7 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     accepting,
     onError,
     subagents: subagents.port,
+    stepJobs: worker?.stepJobs,
   };
   const services = buildRunServices(config, parts);
   const steps = {

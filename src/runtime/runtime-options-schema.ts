@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPlanStepMode, type PlanStepMode } from '../cluster/cluster-options.js';
 import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
 import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
 import type { Ledger } from '../ledger/index.js';
@@ -187,6 +188,12 @@ const optionsObjectSchema = z
             renewMs: z.int().min(50).max(600_000).optional(),
             pollMs: z.int().min(10).max(60_000).optional(),
             scanMs: z.int().min(50).max(600_000).optional(),
+            // Not z.enum: its failure would hide inside the union's generic "Invalid input".
+            planSteps: z
+              .custom<PlanStepMode>()
+              .refine(isPlanStepMode, 'expected "jobs" or "inline"')
+              .optional(),
+            jobConcurrency: z.int().min(1).max(256).optional(),
           })
           .strict(),
       ])

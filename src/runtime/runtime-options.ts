@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { IdGenerator, Random } from '../core/ids.js';
-import type { ClusterTimingOptions } from '../cluster/cluster-options.js';
+import type { ClusterWorkerOptions } from '../cluster/cluster-options.js';
 import type { Ledger } from '../ledger/index.js';
 import type { ProfileKind } from '../policies/order-profiles.js';
 import type { DropPolicy, QueueMode } from '../policies/queue-settings.js';
@@ -268,8 +268,8 @@ export interface RuntimeOptions {
    * console.error
    */
   onError?: ((error: unknown) => void) | undefined;
-  /** Cluster timing (docs/distributed.md) with the Postgres ledger; `false`: one process. @default {} */
-  cluster?: ClusterTimingOptions | false | undefined;
+  /** Cluster timing and plan-step jobs (docs/distributed.md) with the Postgres ledger; `false`: one process. @default {} */
+  cluster?: ClusterWorkerOptions | false | undefined;
 }
 
 /** The validated runtime configuration, defaults filled in. @internal */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, isRuntimeError } from 'agentlanes';
 import { scriptedModel } from 'agentlanes/testing';
-import { clusterTiming } from '../../src/cluster/cluster-options.js';
+import { clusterJobSettings, clusterTiming } from '../../src/cluster/cluster-options.js';
 import { postgresUrl } from '../support/postgres.js';
 
 /** The error `run` throws (undefined when it does not). */
@@ -32,6 +32,34 @@ describe('clusterTiming', () => {
   });
 });
 
+describe('clusterJobSettings', () => {
+  it('runs plan steps as jobs, eight at a time per worker, when nothing is given', () => {
+    expect(clusterJobSettings({ connectionString: postgresUrl })).toEqual({
+      planSteps: 'jobs',
+      jobConcurrency: 8,
+    });
+  });
+
+  it('keeps the values given', () => {
+    expect(
+      clusterJobSettings({ connectionString: postgresUrl, planSteps: 'inline', jobConcurrency: 256 }),
+    ).toEqual({ planSteps: 'inline', jobConcurrency: 256 });
+  });
+
+  it.each([
+    ['a zero jobConcurrency', { jobConcurrency: 0 }, 'jobConcurrency'],
+    ['a jobConcurrency over 256', { jobConcurrency: 257 }, 'jobConcurrency'],
+    ['a fractional jobConcurrency', { jobConcurrency: 1.5 }, 'jobConcurrency'],
+    ['an unknown planSteps', { planSteps: 'remote' }, 'planSteps'],
+  ])('refuses %s with invalid_input naming the field', (_, given, field) => {
+    const error = errorOf(() =>
+      clusterJobSettings({ connectionString: postgresUrl, ...(given as { jobConcurrency?: number }) }),
+    );
+    expect(isRuntimeError(error, 'invalid_input')).toBe(true);
+    expect(String((error as Error).message)).toContain(field);
+  });
+});
+
 describe('createRuntime with a cluster option', () => {
   it('refuses a bad cluster timing at construction with invalid_input naming the field', () => {
     const error = errorOf(() =>
@@ -44,5 +72,21 @@ describe('createRuntime with a cluster option', () => {
     );
     expect(isRuntimeError(error, 'invalid_input')).toBe(true);
     expect(String((error as Error).message)).toContain('cluster');
+  });
+
+  it.each([
+    ['planSteps', { planSteps: 'everywhere' }],
+    ['jobConcurrency', { jobConcurrency: 0 }],
+  ])('refuses a bad %s at construction with invalid_input naming it', (field, given) => {
+    const error = errorOf(() =>
+      createRuntime({
+        ledger: { postgres: { connectionString: postgresUrl, schema: 'never_opened' } },
+        cluster: given as { jobConcurrency?: number },
+        providers: { scripted: scriptedModel([]) },
+        model: { provider: 'scripted', model: 'm' },
+      }),
+    );
+    expect(isRuntimeError(error, 'invalid_input')).toBe(true);
+    expect(String((error as Error).message)).toContain(field);
   });
 });
