@@ -39,13 +39,25 @@ export function claimSession(access: PostgresAccess, sessionKey: string, at: num
   });
 }
 
-/** The access of a fence's owner: every write runs after the fence check, in the same savepoint. */
+/**
+ * The fences the open transaction already checked (and holds: FOR SHARE lasts until it ends), keyed by the
+ * transaction's query function, which the queue replaces after any rollback (see `PostgresQuery`).
+ */
+const heldInTransaction = new WeakMap<PostgresQuery, Set<string>>();
+
+/** The access of a fence's owner: every write runs after the fence check, once per transaction and session. */
 export function fencedAccess(access: PostgresAccess, fence: SessionFence): PostgresAccess {
+  const id = `${fence.epoch}\u0000${fence.sessionKey}`;
   return {
     ...access,
     write: (work) =>
       access.write(async (query) => {
-        await holdFence(query, fence);
+        let held = heldInTransaction.get(query);
+        if (held?.has(id) !== true) {
+          await holdFence(query, fence);
+          if (held === undefined) heldInTransaction.set(query, (held = new Set()));
+          held.add(id);
+        }
         return work(query);
       }),
   };

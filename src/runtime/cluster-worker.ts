@@ -51,12 +51,7 @@ export function openClusterWorker(
   const cluster = createCluster({ ...option.postgres, ...config.cluster }, clock, onError);
   const wrapped = createClusterLedger({
     ledger,
-    written: () => {
-      void cluster
-        .connections()
-        .then((opened) => opened.doorbell.ring(eventsRing))
-        .catch(() => undefined);
-    },
+    written: coalescedRing(() => cluster.connections().then((opened) => opened.doorbell.ring(eventsRing))),
   });
   const { globalLane } = config;
   return {
@@ -66,6 +61,29 @@ export function openClusterWorker(
     pollMs: cluster.timing.pollMs,
     stepJobs: cluster.jobs.planSteps === 'jobs' ? (job, signal) => cluster.runStep(job, signal) : undefined,
     lane: (local) => cluster.lane(local, globalLane),
+  };
+}
+
+/**
+ * Ring with `ring` after writes, coalesced: writes that land while a ring is on its way make one more ring after it,
+ * not one each (a run writes an event per token batch; the other workers only need to know the log moved on).
+ */
+function coalescedRing(ring: () => Promise<void>): () => void {
+  let ringing = false;
+  let again = false;
+  const start = (): void => {
+    ringing = true;
+    again = false;
+    ring()
+      .catch(() => undefined)
+      .finally(() => {
+        ringing = false;
+        if (again) start();
+      });
+  };
+  return () => {
+    if (ringing) again = true;
+    else start();
   };
 }
 
