@@ -50,8 +50,8 @@ interface Outgoing {
 
 /**
  * Events a run emits before the session machine learns the run's outcome. Emitted `untilAdopted`, they are held
- * until the machine adopted it (`adopted`), or at the latest until the next macrotask (so a run the machine never
- * hears of cannot hold the bus).
+ * until the machine adopted it (`adopted`), or at the latest until the next macrotask after their write settled (so
+ * a run the machine never hears of cannot hold the bus).
  */
 const outcomeTypes: ReadonlySet<RuntimeEvent['type']> = new Set([
   'approval.requested',
@@ -123,13 +123,6 @@ class Outbox {
   add(event: RuntimeEvent, held: boolean, ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'>): void {
     const entry: Outgoing = { event, state: 'writing', held };
     this.outgoing.push(entry);
-    if (entry.held) {
-      setImmediate(() => {
-        if (!entry.held) return;
-        entry.held = false;
-        this.release();
-      });
-    }
     const written = ledger.appendEvents([event]);
     // Nothing to commit later (the memory ledger): deliver in this stretch, as the write is done.
     if (ledger.writesAreImmediate === true) this.settle(entry, 'durable');
@@ -163,6 +156,16 @@ class Outbox {
   private settle(entry: Outgoing, state: 'durable' | 'failed'): void {
     if (entry.state !== 'writing') return;
     entry.state = state;
+    // The hold's deadline counts from the write, not the emit: the machine adopts the outcome in the stretch after
+    // the run's closing write, which commits with this event; a write slower than one macrotask (Postgres) would
+    // otherwise lift the hold before that stretch and deliver run.ended while status() still names the run.
+    if (entry.held) {
+      setImmediate(() => {
+        if (!entry.held) return;
+        entry.held = false;
+        this.release();
+      });
+    }
     this.release();
   }
 

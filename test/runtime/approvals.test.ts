@@ -38,6 +38,7 @@ async function pausedHarness(script: Script, ran: unknown[], options: Partial<Ru
   const chat = h.runtime.session('telegram:1');
   await chat.send('refund order A1');
   const waited = await chat.waitForEnd({ timeoutMs: 60_000 });
+  await h.settled();
   return { h, chat, waited };
 }
 

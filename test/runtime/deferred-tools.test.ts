@@ -19,6 +19,7 @@ async function paused(script: Parameters<typeof createHarness>[0], limits = {}) 
   const chat = h.runtime.session('web:1');
   await chat.send('order a shirt');
   const waited = await chat.waitForEnd();
+  await h.settled();
   return { h, chat, waited };
 }
 

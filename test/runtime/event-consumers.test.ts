@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, isRuntimeError, sequentialIds, type RuntimeEvent } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { ledgerSettled } from '../support/settling-ledger.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 
 const ledgerPath = (): string => tempLedgerPath('consumers');
@@ -136,7 +137,7 @@ describe('runtime.events({ consumer })', () => {
   });
 });
 
-/** Every recorded event, read without a consumer. */
+/** Every recorded event, read without a consumer: the stream is caught up once the ledger has no read in flight. */
 async function collect(runtime: ReturnType<typeof createRuntime>): Promise<RuntimeEvent[]> {
   const controller = new AbortController();
   const events: RuntimeEvent[] = [];
@@ -145,10 +146,7 @@ async function collect(runtime: ReturnType<typeof createRuntime>): Promise<Runti
   const stream = runtime.events({ signal: controller.signal });
   const iterator = stream[Symbol.asyncIterator]();
   for (;;) {
-    const next = await Promise.race([
-      iterator.next(),
-      new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
-    ]);
+    const next = await Promise.race([iterator.next(), ledgerSettled().then(() => undefined)]);
     if (next === undefined || next.done === true) break;
     events.push(next.value);
   }

@@ -65,6 +65,7 @@ describe('Runtime.session (hibernation and rehydration)', () => {
       messageId: 'tg-1',
       disposition: 'duplicate',
     });
+    await h.settled();
     expect(h.of('message.duplicate').map((event) => event.messageId)).toEqual(['tg-1']);
     expect(h.model.calls).toBe(1);
     await h.close();

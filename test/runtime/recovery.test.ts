@@ -2,14 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import Database from 'better-sqlite3';
-import {
-  createRuntime,
-  createSqliteLedger,
-  isRuntimeError,
-  sequentialIds,
-  type RuntimeEvent,
-} from 'agentlanes';
+import { createRuntime, createSqliteLedger, sequentialIds, type RuntimeEvent } from 'agentlanes';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
 
 const dirs: string[] = [];
@@ -90,43 +83,6 @@ function restart(path: string, script: ScriptEntry[]) {
     },
   };
 }
-
-describe('createRuntime (a corrupt row)', () => {
-  it('fails only the session whose row is corrupt with ledger_corrupt, at recovery and on send', async () => {
-    const path = tempDb();
-    const first = restart(path, [{ hang: true }]);
-    await first.runtime.session('telegram:1').configure({ mode: 'followup' });
-    await first.runtime.session('telegram:1').send({ id: 'a', text: 'first' });
-    await first.runtime.session('telegram:1').send({ id: 'b', text: 'queued behind it' });
-    await first.close(); // the hanging run is aborted at close; b stays queued for the next start
-    const raw = new Database(path);
-    raw.prepare("UPDATE sessions SET snapshot = '{broken' WHERE session_key = 'telegram:1'").run();
-    raw.close();
-    const errors: unknown[] = [];
-    const clock = fakeClock({ now: 90_000 });
-    const runtime = createRuntime({
-      ledger: { path },
-      providers: { scripted: scriptedModel([{ text: 'fine' }], { clock }) },
-      model: { provider: 'scripted', model: 'm' },
-      clock,
-      ids,
-      onError: (error) => errors.push(error),
-    });
-    const refused = await runtime
-      .session('telegram:1')
-      .send({ id: 'c', text: 'hello?' })
-      .catch((error: unknown) => error);
-    expect(isRuntimeError(refused, 'ledger_corrupt')).toBe(true);
-    expect((refused as Error).message).toContain('sessions row "telegram:1"');
-    expect(errors.some((error) => isRuntimeError(error, 'ledger_corrupt'))).toBe(true);
-    expect(await runtime.session('telegram:2').send({ id: 'x', text: 'hi' })).toMatchObject({
-      disposition: 'started',
-    });
-    const closing = runtime.close();
-    await clock.runAll();
-    await closing;
-  });
-});
 
 describe('createRuntime (recovery on start)', () => {
   it('closes a crashed run as crashed with its partial text and runs the pending messages in order', async () => {

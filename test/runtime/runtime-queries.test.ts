@@ -15,6 +15,7 @@ describe('Runtime.sessions', () => {
     await harness.runtime.session('b:1').send('hi');
     await harness.runtime.session('b:1').waitForEnd();
     await harness.runtime.session('a:1').send('hang');
+    await harness.settled();
     const first = await harness.runtime.sessions({ limit: 1 });
     expect(first).toEqual({
       sessions: [{ key: 'a:1', state: 'streaming', runId: expect.any(String) as string, queued: 0 }],

@@ -12,6 +12,7 @@ import {
   type ScriptedModel,
   type FakeClock,
 } from 'agentlanes/testing';
+import { ledgerSettled } from './settling-ledger.js';
 
 /** A runtime on the fake clock and a scripted model, recording every event it emits. */
 export interface Harness {
@@ -21,6 +22,11 @@ export interface Harness {
   readonly events: RuntimeEvent[];
   /** The events of one type, in order. */
   of<T extends RuntimeEvent['type']>(type: T): Extract<RuntimeEvent, { type: T }>[];
+  /**
+   * Resolves once the ledger has no call in flight and the events it made durable reached `events`: what a step
+   * that is not a clock step (a `waitForEnd`, a `send` answered without a write) leaves for the ledger to finish.
+   */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +55,7 @@ export function createHarness(script: Script, options: Partial<RuntimeOptions> =
     events,
     of: <T extends RuntimeEvent['type']>(type: T) =>
       events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type),
+    settled: ledgerSettled,
     async close() {
       const closing = runtime.close();
       await clock.runAll();
