@@ -63,6 +63,14 @@ export const clusterMigrations: readonly string[] = [
   CREATE INDEX cluster_jobs_queued ON cluster_jobs (id) WHERE status = 'queued';
   CREATE INDEX cluster_jobs_by_owner ON cluster_jobs (reply_to);
   `,
+  // Durable consumers read by one worker of the cluster at a time (consumer-claims.ts).
+  `
+  CREATE TABLE cluster_consumers (
+    consumer_key TEXT PRIMARY KEY,
+    worker_id TEXT NOT NULL,
+    claimed_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 /** The database's clock in milliseconds, as SQL (every lease and rate window is measured on it). */
@@ -70,7 +78,8 @@ export const nowMs = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /**
  * The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>`, `lane:<lane>`, and for step
- * jobs `jobs` (one was queued), `job:<owner id>` (one was answered) and `job-cancel:<executor id>`.
+ * jobs `jobs` (one was queued), `job:<owner id>` (one was answered) and `job-cancel:<executor id>`, and
+ * `consumer-free` (a durable consumer was given up).
  */
 export const doorbellChannel = 'agentlanes_cluster';
 

@@ -4,6 +4,13 @@ import { randomIds } from '../core/ids.js';
 import type { GlobalLane, GlobalLaneOptions } from '../lanes/global-lane.js';
 import { openClusterDatabase, type ClusterDatabase } from './cluster-db.js';
 import { createClusterLane } from './cluster-lane.js';
+import {
+  clusterConsumers,
+  createConsumerClaims,
+  pruneConsumers,
+  type ClusterConsumers,
+  type ConsumerClaims,
+} from './consumer-claims.js';
 import { nowMs } from './cluster-schema.js';
 import { openDoorbell, type Doorbell } from './doorbell.js';
 import { serveRequests, type Request, type RequestDeps } from './requests.js';
@@ -27,7 +34,7 @@ import { runStepJob, type StepJobDeps } from './step-jobs.js';
 export type { ClusterHost } from './session-router.js';
 
 /** Several runtime processes on one Postgres database: who holds which session, and the calls between them. */
-export interface Cluster {
+export interface Cluster extends ClusterConsumers {
   /** This worker's current id ('' until it registered). */
   readonly workerId: string;
   readonly timing: ClusterTiming;
@@ -64,6 +71,7 @@ interface Parts {
   readonly lease: WorkerLease;
   readonly requests: RequestDeps;
   readonly router: SessionRouter;
+  readonly consumers: ConsumerClaims;
 }
 
 /** Keep taking this worker's requests: at each ring, and every `pollMs` in case a ring was missed. */
@@ -119,6 +127,7 @@ function startScanning(parts: Parts, clock: Clock, scanMs: number, onError: (err
     const orphans = await orphanedSessions(parts.database, 32);
     await Promise.all(orphans.map((key) => parts.router.claim(key).catch(onError)));
     await pruneWorkers(parts.database, 600_000);
+    await pruneConsumers(parts.database.query);
     await parts.database.query(`DELETE FROM cluster_requests WHERE created_at < ${nowMs} - 600000`);
     await pruneJobs(parts.database);
   };
@@ -186,13 +195,16 @@ async function openParts(
 ): Promise<Parts> {
   const database = await openClusterDatabase(options);
   const doorbell = openDoorbell(database, clock, onError);
-  const holder: { router?: SessionRouter } = {};
+  const holder: { router?: SessionRouter; consumers?: ConsumerClaims } = {};
   const lease = createWorkerLease({
     database,
     clock,
     timing,
     newWorkerId: () => randomIds('worker'),
-    onLost: () => holder.router?.lost(),
+    onLost: (previous) => {
+      holder.consumers?.lost(previous);
+      holder.router?.lost();
+    },
     onError,
   });
   const requests: RequestDeps = {
@@ -204,8 +216,11 @@ async function openParts(
   };
   const router = createSessionRouter({ database, lease, requests, host });
   holder.router = router;
+  const pollMs = timing.pollMs;
+  const consumers = createConsumerClaims({ query: database.query, doorbell, lease, clock, pollMs, onError });
+  holder.consumers = consumers;
   await lease.start();
-  return { database, doorbell, lease, requests, router };
+  return { database, doorbell, lease, requests, router, consumers };
 }
 
 /**
@@ -246,6 +261,7 @@ export function createCluster(
     runStep: (job, signal) => stepJobs.promise.then((deps) => runStepJob(deps, job, signal)),
     owns: (key) => parts?.router.owns(key) ?? false,
     claim: (key) => started.promise.then((ready) => ready.router.claim(key)),
+    ...clusterConsumers(started.promise),
     connections: opened,
     route: (request, local) =>
       parts !== undefined && parts.router.owns(request.sessionKey)
@@ -265,6 +281,7 @@ export function createCluster(
       if (starting === undefined) return;
       const started = await starting.catch(() => undefined);
       if (started === undefined) return;
+      await started.consumers.close();
       await started.lease.close();
       await started.doorbell.close();
       await started.database.close();

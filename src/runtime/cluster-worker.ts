@@ -1,7 +1,9 @@
 import { createClusterLedger, type ClusterLedger } from '../cluster/cluster-ledger.js';
+import { consumerKey } from '../cluster/consumer-claims.js';
 import { createCluster, type Cluster, type ClusterHost } from '../cluster/create-cluster.js';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
+import type { RuntimeEvent } from '../core/events.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { Ledger } from '../ledger/index.js';
 import type { PostgresLedger } from '../ledger/postgres-ledger.js';
@@ -10,7 +12,8 @@ import { closeCrashedRuns } from '../runner/crash-record.js';
 import { createEventTail, eventsRing } from './cluster-events.js';
 import { clusterSession, serveForwarded } from './cluster-session.js';
 import type { EventBus } from './event-bus.js';
-import { streamEvents } from './event-stream.js';
+import type { ClaimAcross } from './consumer-across.js';
+import { streamEvents, type EventSource, type EventStreamOptions } from './event-stream.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import type { RuntimeConfig } from './runtime-options.js';
 import { abortSession } from './session-abort.js';
@@ -147,13 +150,29 @@ function claimOnAcquire(worker: ClusterWorker, internals: RuntimeInternals): voi
   };
 }
 
-/** What a cluster worker's runtime shows: routed session handles, and event streams of every worker's events. */
+/**
+ * What a cluster worker's runtime shows: routed session handles, and event streams of every worker's events whose
+ * durable consumers one worker of the cluster reads at a time.
+ */
 export interface ClusterFace {
   session(local: Session): Session;
+  /** `runtime.events()` of this worker. */
+  events(options: EventStreamOptions): AsyncIterable<RuntimeEvent>;
   /** The bus streams follow: the log's tail, in cursor order across workers. */
   readonly bus: EventBus;
   /** Leave the cluster (after the runtime's shutdown): this worker's sessions are free at once. */
   close(): Promise<void>;
+}
+
+/** A durable consumer read by one worker of the cluster at a time: the wait ends with the stream or the runtime. */
+function claimAcrossOf(cluster: Cluster, closed: Promise<void>): ClaimAcross {
+  const closing = new AbortController();
+  void closed.then(() => closing.abort());
+  return (consumer, sessionKey, signal) =>
+    cluster.holdConsumer(
+      consumerKey(consumer, sessionKey),
+      signal === undefined ? closing.signal : AbortSignal.any([signal, closing.signal]),
+    );
 }
 
 /** The face of a started worker's runtime. */
@@ -168,13 +187,22 @@ export function clusterFace(worker: ClusterWorker, internals: RuntimeInternals):
     onError,
   });
   const closed = internals.closed;
+  const source: EventSource = {
+    ledger,
+    bus: tail,
+    clock,
+    closed,
+    onError,
+    claimAcross: claimAcrossOf(worker.cluster, closed),
+  };
   return {
     session(local) {
       const routed = clusterSession(local, worker.cluster, internals.ready);
       const events: Session['events'] = (options = {}) =>
-        streamEvents({ ledger, bus: tail, clock, closed, onError }, { ...options, sessionKey: local.key });
+        streamEvents(source, { ...options, sessionKey: local.key });
       return { ...routed, events };
     },
+    events: (options) => streamEvents(source, options),
     bus: tail,
     async close() {
       tail.stop();

@@ -256,10 +256,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     fork: (parentKey, childKey, forkOptions) => forkSession(internals, parentKey, childKey, forkOptions),
     events: (eventOptions = {}) =>
-      streamEvents(
-        { ledger, bus: face?.bus ?? bus, clock, closed: state.closed.promise, onError },
-        eventOptions,
-      ),
+      face?.events(eventOptions) ??
+      streamEvents({ ledger, bus, clock, closed: state.closed.promise, onError }, eventOptions),
     stats: () => ({
       liveSessions: internals.registry.size,
       lanes: globalLane.stats(),

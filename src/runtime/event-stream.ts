@@ -3,6 +3,7 @@ import { RuntimeError, isRuntimeError } from '../core/errors.js';
 import type { EventType, RuntimeEvent } from '../core/events.js';
 import type { Ledger } from '../ledger/index.js';
 import type { EventBus } from './event-bus.js';
+import { createAcross, type Across, type ClaimAcross } from './consumer-across.js';
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
 import { createLiveBuffer, liveBufferLimit, type LiveBuffer } from './live-buffer.js';
 
@@ -19,6 +20,11 @@ export interface EventSource {
   readonly onError: (error: unknown) => void;
   readonly bufferLimit?: number;
   readonly onBufferSize?: (size: number) => void;
+  /**
+   * Hold a durable consumer across processes (a cluster worker's), waiting while another process reads it;
+   * undefined once `signal` aborted or the runtime closed first. Absent on one process: the bus's claim suffices.
+   */
+  readonly claimAcross?: ClaimAcross;
 }
 
 /** Where a stream stands: the last cursor it passed, and what it still may yield. */
@@ -61,6 +67,16 @@ async function startCursor(source: EventSource, options: CheckedStreamOptions): 
   return options.after ?? 0;
 }
 
+/** Where a stream starts (see `startCursor`), and which events it yields. */
+async function startPosition(source: EventSource, stream: OpenStream): Promise<Position> {
+  const { options } = stream;
+  return {
+    last: await startCursor(source, options),
+    accepts: stream.accepts,
+    sessionKey: options.sessionKey,
+  };
+}
+
 /** Stores a consumer's position as the stream passes events. */
 interface Committer {
   /** Undefined when there is nothing to store (no consumer name): the stream need not wait. */
@@ -73,13 +89,13 @@ interface Committer {
  * Store a consumer's position; writes are chained so they land in order. The stream awaits each one before it
  * yields the next event, so a crash re-delivers at most the event that was being handled.
  */
-function createCommitter(source: EventSource, options: CheckedStreamOptions): Committer {
+function createCommitter(source: EventSource, options: CheckedStreamOptions, lost: () => boolean): Committer {
   let chain: Promise<void> = Promise.resolve();
   const { consumer, sessionKey } = options;
   return {
-    /** Undefined when there is nothing to store (no consumer name): the stream need not wait. */
+    /** Undefined when there is nothing to store (no consumer name, or another worker reads it now). */
     commit(cursor: number): Promise<void> | undefined {
-      if (consumer === undefined) return undefined;
+      if (consumer === undefined || lost()) return undefined;
       const position = {
         consumer,
         ...(sessionKey === undefined ? {} : { sessionKey }),
@@ -104,8 +120,18 @@ interface OpenStream {
   readonly accepts: (event: RuntimeEvent) => boolean;
   readonly buffer: LiveBuffer;
   readonly committer: Committer;
-  /** True once the signal aborted or the runtime closed: the stream ends when the buffer is drained. */
-  readonly ended: () => boolean;
+  readonly across: Across;
+  /**
+   * True once the signal aborted or the runtime closed: the stream ends when the buffer is drained. Throws
+   * `fenced` once another process took the consumer over.
+   */
+  readonly over: () => boolean;
+  /**
+   * Hold the consumer across processes (false: the stream ended first), then subscribe to the live events. Held
+   * before the stored position is read, so a standby taking over starts after the holder's last commit; a standby
+   * buffers nothing while it waits.
+   */
+  readonly hold: () => Promise<boolean>;
   /** Stop listening: unsubscribe from the bus and from the signal. */
   readonly detach: () => void;
   /** Give the consumer's name back; undefined for a stream with no name. */
@@ -122,7 +148,7 @@ function claimConsumer(bus: EventBus, options: CheckedStreamOptions): (() => voi
   return release;
 }
 
-/** Claim the consumer's name, then subscribe to the live events into a buffer and watch for the stream's end. */
+/** Claim the consumer's name here, and watch for the stream's end; `hold` subscribes to the live events. */
 function openStream(source: EventSource, options: CheckedStreamOptions): OpenStream {
   const { bus } = source;
   const release = claimConsumer(bus, options);
@@ -134,30 +160,34 @@ function openStream(source: EventSource, options: CheckedStreamOptions): OpenStr
     ended = true;
     buffer.wakeUp();
   };
-  const unsubscribe = bus.subscribe((event) => {
-    if (accepts(event)) buffer.push(event);
-  }, options.sessionKey);
+  let unsubscribe = (): void => undefined;
+  const across = createAcross(source.claimAcross, options, stop);
+  const hold = async (): Promise<boolean> => {
+    if (!(await across.take())) return false;
+    unsubscribe = bus.subscribe((event) => {
+      if (accepts(event)) buffer.push(event);
+    }, options.sessionKey);
+    return true;
+  };
+  const over = (): boolean => {
+    across.throwIfLost();
+    return ended || options.signal?.aborted === true;
+  };
   options.signal?.addEventListener('abort', stop, { once: true });
   void source.closed.then(() => bus.flushed()).then(stop);
   const detach = (): void => {
     unsubscribe();
     options.signal?.removeEventListener('abort', stop);
   };
-  return {
-    options,
-    accepts,
-    buffer,
-    committer: createCommitter(source, options),
-    ended: () => ended,
-    detach,
-    release,
-  };
+  const committer = createCommitter(source, options, () => across.lost());
+  return { options, accepts, buffer, committer, across, over, hold, detach, release };
 }
 
 /**
  * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
  * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
- * Ends when `signal` aborts or the runtime closed (after every event emitted before the close).
+ * Ends when `signal` aborts or the runtime closed (after every event emitted before the close). A durable consumer
+ * another process holds is waited for (`claimAcross`); one lost to another process ends the stream with `fenced`.
  */
 export async function* streamEvents(
   source: EventSource,
@@ -165,22 +195,21 @@ export async function* streamEvents(
 ): AsyncGenerator<RuntimeEvent, void, undefined> {
   // Checked before subscribing, so bad options change nothing (and leak no listener).
   const stream = openStream(source, checkStreamOptions(rawOptions));
-  const { options, buffer, committer } = stream;
+  const { buffer, committer, across } = stream;
   const { bus } = source;
   let handling: number | undefined;
   try {
     await Promise.race([bus.ready, source.closed]);
-    const position: Position = {
-      last: await startCursor(source, options),
-      accepts: stream.accepts,
-      sessionKey: options.sessionKey,
-    };
+    if (!(await stream.hold())) return;
+    const position = await startPosition(source, stream);
     // Replay up to what was delivered when the subscription started; later events are in the buffer.
     let until = bus.delivered;
     for (;;) {
       if (until > position.last) {
         const page = (await readStretch(source.ledger, position, until)) ?? [];
         for (const event of page) {
+          const checking = across.check();
+          if (checking !== undefined) await checking;
           handling = event.cursor;
           yield event;
           handling = undefined;
@@ -197,12 +226,14 @@ export async function* streamEvents(
       }
       const next = buffer.take();
       if (next === undefined) {
-        if (stream.ended() || options.signal?.aborted === true) return;
+        if (stream.over()) return;
         await buffer.next();
         continue;
       }
       if (next.cursor <= position.last) continue;
       position.last = next.cursor;
+      const checking = across.check();
+      if (checking !== undefined) await checking;
       handling = next.cursor;
       yield next;
       // The consumer asked for the next one: the previous one is processed.
@@ -214,6 +245,7 @@ export async function* streamEvents(
     stream.detach();
     if (handling !== undefined) await committer.commit(handling);
     await committer.settled();
+    await across.release();
     stream.release?.();
   }
 }

@@ -1,0 +1,67 @@
+import type { ConsumerHold } from '../cluster/consumer-claims.js';
+import { RuntimeError } from '../core/errors.js';
+import type { CheckedStreamOptions } from './event-stream-options.js';
+
+/**
+ * Hold a durable consumer across processes (a cluster worker's), waiting while another process reads it;
+ * undefined once `signal` aborted or the runtime closed first.
+ */
+export type ClaimAcross = (
+  consumer: string,
+  sessionKey: string | undefined,
+  signal?: AbortSignal,
+) => Promise<ConsumerHold | undefined>;
+
+/** The consumer's name held across processes (see `EventSource.claimAcross`), while the stream reads it. */
+export interface Across {
+  /** Hold the name, waiting while another process reads it: false when the stream ended first. */
+  take(): Promise<boolean>;
+  /** True once another process may read the consumer: the stream ends with `fenced` and stores nothing more. */
+  lost(): boolean;
+  /** Before each event: throws `fenced` once the hold is lost; undefined (no wait) without a hold. */
+  check(): Promise<void> | undefined;
+  /** Throws `fenced` once the hold is lost (the stream was woken to end). */
+  throwIfLost(): void;
+  /** Give the name back across processes (before the process's own claim, so no stream here races it). */
+  release(): Promise<void>;
+}
+
+/**
+ * Hold the stream's consumer across processes with `claimAcross` (none: nothing to hold); `stop` ends the stream
+ * once the hold is lost.
+ */
+export function createAcross(
+  claimAcross: ClaimAcross | undefined,
+  options: CheckedStreamOptions,
+  stop: () => void,
+): Across {
+  let hold: ConsumerHold | undefined;
+  let lost = false;
+  const fenced = (): RuntimeError =>
+    new RuntimeError('fenced', `consumer "${options.consumer}" was taken over by another worker`, {
+      details: { consumer: options.consumer },
+    });
+  const confirm = async (current: ConsumerHold): Promise<void> => {
+    if (!lost && !(await current.confirm())) lost = true;
+    if (lost) throw fenced();
+  };
+  return {
+    async take() {
+      const { consumer, sessionKey, signal } = options;
+      if (consumer === undefined || claimAcross === undefined) return true;
+      hold = await claimAcross(consumer, sessionKey, signal);
+      if (hold === undefined) return false;
+      void hold.lost.then(() => {
+        lost = true;
+        stop();
+      });
+      return true;
+    },
+    lost: () => lost,
+    throwIfLost() {
+      if (lost) throw fenced();
+    },
+    check: () => (hold === undefined ? undefined : confirm(hold)),
+    release: () => hold?.release() ?? Promise.resolve(),
+  };
+}
