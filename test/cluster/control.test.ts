@@ -3,12 +3,14 @@ import { freshSchema } from '../support/postgres.js';
 import type { Worker } from './cluster-driver.js';
 import { clusterFixture, runsOf } from './cluster-fixture.js';
 
-// Two workers for the whole file (starting a process costs seconds); each test has its own sessions.
+// Two workers for the whole file (starting a process costs seconds); each test has its own sessions. Nothing here
+// is about takeover, so the leases are long: a worker starved of CPU on a loaded machine keeps its sessions.
 const fixture = clusterFixture(freshSchema(), { keep: true });
 let a: Worker;
 let b: Worker;
 beforeAll(async () => {
-  [a, b] = await Promise.all([fixture.start('a'), fixture.start('b')]);
+  const leaseMs = 10_000;
+  [a, b] = await Promise.all([fixture.start('a', { leaseMs }), fixture.start('b', { leaseMs })]);
 }, 120_000);
 
 /** The workers that made model calls whose last user message is one of `texts` (unique to a test). */
