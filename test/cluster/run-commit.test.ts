@@ -15,7 +15,7 @@ afterEach(async () => {
 function worker(schema: string): Runtime {
   const runtime = createRuntime({
     ledger: { postgres: { connectionString: postgresUrl, schema } },
-    cluster: { leaseMs: 2_000, pollMs: 100, scanMs: 250 },
+    cluster: { leaseMs: 10_000, pollMs: 100, scanMs: 250 },
     providers: { scripted: scriptedModel([{ text: 'first reply' }, { text: 'second reply' }]) },
     model: { provider: 'scripted', model: 'm' },
     queue: { mode: 'followup', debounceMs: 0 },
