@@ -55,8 +55,16 @@ export interface Runtime {
   fork(parentKey: string, childKey: string, options?: ForkOptions): Promise<TranscriptFork>;
   /** Replay every session's recorded events after `after`, then follow live ones. */
   events(options?: EventStreamOptions): AsyncIterable<RuntimeEvent>;
-  /** Live sessions, lane load and auth profiles (attempts since start, cooldowns), for dashboards. */
-  stats(): { liveSessions: number; lanes: Record<string, LaneStats>; profiles: Record<string, ProfileStats> };
+  /**
+   * Live sessions, lane load (the global lane and its provider lanes by name; the subagent lane apart, as
+   * `subagents`) and auth profiles (attempts since start, cooldowns), for dashboards.
+   */
+  stats(): {
+    liveSessions: number;
+    lanes: Record<string, LaneStats>;
+    subagents: LaneStats;
+    profiles: Record<string, ProfileStats>;
+  };
   /** A page of sessions by key (stored and live): status and last update. Bad options throw `invalid_input`. */
   sessions(options?: SessionPageOptions): Promise<SessionPage>;
   /** Every call waiting for an approval or a deferred tool result, across sessions. */
@@ -261,6 +269,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     stats: () => ({
       liveSessions: internals.registry.size,
       lanes: globalLane.stats(),
+      subagents: base.services.subagents.lane.stats(),
       profiles: base.profiles.stats(),
     }),
     sessions: (pageOptions) => listSessionPage(internals, pageOptions),

@@ -92,7 +92,7 @@ function family(name: string, type: 'counter' | 'gauge', help: string, samples: 
   return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...samples];
 }
 
-/** The families read off `runtime.stats()` now: live sessions, lanes, profiles cooling. */
+/** The families read off `runtime.stats()` now: live sessions, lanes (the subagent lane too), profiles cooling. */
 function stateFamilies(runtime: Runtime, clock: Clock): string[] {
   const stats = runtime.stats();
   const lanes = Object.entries(stats.lanes);
@@ -113,6 +113,12 @@ function stateFamilies(runtime: Runtime, clock: Clock): string[] {
       'Tasks running in a global lane.',
       lanes.map(([lane, value]) => sample('agentlanes_lane_running', { lane }, value.running)),
     ),
+    ...family('agentlanes_subagent_lane_pending', 'gauge', 'Subagent runs waiting in the subagent lane.', [
+      sample('agentlanes_subagent_lane_pending', {}, stats.subagents.pending),
+    ]),
+    ...family('agentlanes_subagent_lane_running', 'gauge', 'Subagent runs running in the subagent lane.', [
+      sample('agentlanes_subagent_lane_running', {}, stats.subagents.running),
+    ]),
     ...family(
       'agentlanes_profile_cooling',
       'gauge',

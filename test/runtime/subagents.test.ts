@@ -110,6 +110,37 @@ describe('subagents', () => {
     expect(h.of('subagent.ended')).toMatchObject([{ childKey, status: 'aborted' }]);
   });
 
+  it('reports the subagent lane apart in stats(): one child running while it works, none once it ended', async () => {
+    const started = createDeferred<void>();
+    const release = createDeferred<void>();
+    const hold = defineTool({
+      name: 'hold',
+      description: 'waits until released',
+      input: z.object({}),
+      execute: async () => {
+        started.resolve();
+        await release.promise;
+        return 'released';
+      },
+    });
+    const h = createHarness(
+      routed((callIndex) =>
+        callIndex === 1 ? { toolCalls: [{ id: 'h1', name: 'hold', args: {} }] } : { text: 'ok' },
+      ),
+      { tools: [hold], subagents: { enabled: true, concurrency: 3 } },
+    );
+    expect(h.runtime.stats().subagents).toEqual({ pending: 0, running: 0 });
+    const parent = h.runtime.session('chat:p');
+    await parent.send({ id: 'a', text: 'go' });
+    await started.promise;
+    expect(h.runtime.stats().subagents).toEqual({ pending: 0, running: 1 });
+    expect(Object.keys(h.runtime.stats().lanes)).not.toContain('subagent');
+    release.resolve();
+    expect(await parent.waitForEnd({ timeoutMs: 1000 })).toMatchObject({ run: { status: 'completed' } });
+    expect(h.runtime.stats().subagents).toEqual({ pending: 0, running: 0 });
+    await h.close();
+  });
+
   it('refuses grandchildren at maxDepth: the child is not offered spawn_subagent and its call is refused', async () => {
     const h = createHarness(
       routed(() => ({ toolCalls: [{ id: 'g1', name: 'spawn_subagent', args: { task: 'deeper' } }] })),

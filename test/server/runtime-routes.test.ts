@@ -54,6 +54,7 @@ describe('createServer: runtime-wide routes', () => {
     expect(sampleOf(text, 'agentlanes_messages_total{disposition="rejected"}')).toBe(1);
     expect(sampleOf(text, 'agentlanes_runs_total{status="completed"}')).toBe(1);
     expect(sampleOf(text, 'agentlanes_lane_running{lane="global"}')).toBe(1);
+    expect(sampleOf(text, 'agentlanes_subagent_lane_running')).toBe(0);
     expect(sampleOf(text, 'agentlanes_event_stream_clients')).toBe(1);
     expect(text).toContain('# TYPE agentlanes_runs_total counter');
 
@@ -61,6 +62,7 @@ describe('createServer: runtime-wide routes', () => {
     expect(stats).toMatchObject({
       liveSessions: 2,
       lanes: { global: { running: 1, pending: 0 } },
+      subagents: { running: 0, pending: 0 },
       sessions: { total: 2, byState: { idle: 1, streaming: 1 } },
       eventStreams: { open: 1, opened: 1, slowClients: 0 },
     });
