@@ -1,7 +1,17 @@
 import { createTelegramAdapter } from '@chat-adapter/telegram';
 import { Chat, ConsoleLogger, type Adapter } from 'chat';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, createSqliteLedger, sequentialIds, type Ledger, type RuntimeEvent } from 'agentlanes';
+import {
+  createRuntime,
+  createSqliteLedger,
+  sequentialIds,
+  type Ledger,
+  type RuntimeEvent,
+  type RuntimeOptions,
+} from 'agentlanes';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectChat, type ChatSdkAdapterOptions, type ChatSdkConnection } from 'agentlanes/chat-sdk';
 import {
   fakeClock,
@@ -34,6 +44,7 @@ afterEach(async () => {
 async function startChatFixture(
   script: Script,
   adapter: Partial<ChatSdkAdapterOptions> = {},
+  runtimeOptions: Partial<RuntimeOptions> = {},
 ): Promise<ChatFixture> {
   const emulator = await startTelegramEmulator();
   const clock = fakeClock({ now: 1_000_000 });
@@ -46,6 +57,7 @@ async function startChatFixture(
     blocks: { minChars: 10, maxChars: 40 },
     clock,
     ids: sequentialIds(),
+    ...runtimeOptions,
   });
   const chat = new Chat({
     userName: 'lanes_bot',
@@ -135,6 +147,29 @@ describe('connectChat', () => {
     emulator.userSends({ chatId: 31, text: '/stop' });
     const aborted = await fixture.event((event) => event.type === 'run.ended' && event.status === 'aborted');
     expect(aborted).toMatchObject({ sessionKey: 'telegram:31' });
+  });
+
+  it('passes a document as a content part, fetched through the platform adapter, stored in the session workspace', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'agentlanes-chat-sdk-workspace-'));
+    try {
+      fixture = await startChatFixture([{ text: 'Got your notes.' }], {}, { workspace: { root } });
+      const { emulator } = fixture;
+      emulator.userSends({
+        chatId: 36,
+        text: 'see attached',
+        document: { name: 'notes.txt', mediaType: 'text/plain', content: 'buy milk' },
+      });
+      await fixture.event((event) => event.type === 'run.ended' && event.sessionKey === 'telegram:36');
+      const prompt = String(fixture.model.requests[0]?.messages.at(-1)?.content);
+      expect(prompt).toContain('see attached');
+      const path = /saved at (\S+notes\.txt)\]/.exec(prompt)?.[1] ?? '';
+      expect(path.startsWith(join(root, 'telegram:36'))).toBe(true);
+      expect(readFileSync(path, 'utf8')).toBe('buy milk');
+      // The file was fetched through the adapter: the bot token in Telegram's file URL never reached the model.
+      expect(JSON.stringify(fixture.model.requests)).not.toContain(emulator.token);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('takes a message sent while the reply streams into the running run (steer mode)', async () => {

@@ -4,6 +4,7 @@ import type { DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
+import { partsOfMessage } from './chat-attachments.js';
 import { adapterOf, createChatTarget, type ReplyFormat } from './chat-target.js';
 
 /** Options of `connectChat`. */
@@ -23,6 +24,8 @@ export interface ChatSdkAdapterOptions {
   readonly editLimit?: number;
   /** Replies as markdown (rendered per platform) or as raw text. @default 'markdown' */
   readonly format?: ReplyFormat;
+  /** How photos, files, voice notes and videos reach the model (content parts). @default 'file' */
+  readonly attachmentMode?: 'file' | 'inline';
   /** The text a thread gets when its run crashed mid-reply. */
   readonly interruptedNotice?: string;
   /** The text a thread gets when its run failed or timed out; null: nothing. */
@@ -54,11 +57,16 @@ async function receive(options: ChatSdkAdapterOptions, thread: Thread, message: 
     await session.abort({ reason: `user sent /${command}` });
     return;
   }
-  if (text === '') return;
+  const onError = options.onError ?? console.error;
+  const { parts, missing } = await partsOfMessage(message, options.attachmentMode ?? 'file', onError);
+  // Not dropped in silence: the agent hears of a file it could not get.
+  const said = [text, ...missing.map((name) => `[${name} could not be downloaded]`)].join('\n').trim();
+  if (said === '' && parts.length === 0) return;
   await session.send(
     {
       id: message.id,
-      text,
+      ...(said === '' ? {} : { text: said }),
+      ...(parts.length === 0 ? {} : { parts }),
       channel: thread.adapter.name,
       sender: { id: message.author.userId, name: message.author.fullName || message.author.userName },
     },
