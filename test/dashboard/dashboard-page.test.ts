@@ -24,6 +24,12 @@ async function api(path: string, body?: unknown): Promise<Response> {
   });
 }
 
+/** A call waiting for an operator, as `GET /v1/approvals` lists it. */
+interface PendingCall {
+  runId: string;
+  toolCallId: string;
+}
+
 async function send(key: string, text: string): Promise<{ disposition: string; runId?: string }> {
   const response = await api(`/v1/sessions/${encodeURIComponent(key)}/messages`, { text });
   expect(response.status).toBe(202);
@@ -90,10 +96,11 @@ describe('the dashboard page', () => {
     await send('web:bob', 'refund 42');
     const card = page.locator('li.card', { hasText: 'web:bob' });
     await card.getByRole('button', { name: /^Approve refund/ }).click();
+    // The card goes once the server took the decision; a wait sent before that would answer `paused`.
+    await expect.poll(() => card.count()).toBe(0);
     const ended = await api('/v1/sessions/web:bob/wait?timeoutMs=10000', {});
     expect(await ended.json()).toMatchObject({ status: 'ended', run: { status: 'completed' } });
     expect(context.refunds).toEqual([{ orderId: '42', amount: 10 }]);
-    await expect.poll(() => card.count()).toBe(0);
   });
 
   it('approves with edited arguments: the tool runs with what the operator typed', async () => {
@@ -103,6 +110,7 @@ describe('the dashboard page', () => {
     await card.getByRole('button', { name: 'Edit arguments' }).click();
     await card.getByLabel('Arguments (JSON)').fill('{ "orderId": "43", "amount": 4.5 }');
     await card.getByRole('button', { name: 'Approve with these arguments' }).click();
+    await expect.poll(() => card.count()).toBe(0);
     const ended = await api('/v1/sessions/web:bob/wait?timeoutMs=10000', {});
     expect(await ended.json()).toMatchObject({ status: 'ended', run: { status: 'completed' } });
     expect(context.refunds).toEqual([
@@ -111,17 +119,43 @@ describe('the dashboard page', () => {
     ]);
   });
 
+  it('rejects a call waiting for approval with its button: the tool never runs, the run ends, the card goes', async () => {
+    const { page } = context;
+    const { runId } = await send('web:bob', 'refund 44');
+    const waiting = async () => {
+      const { pending } = (await (await api('/v1/approvals')).json()) as { pending: PendingCall[] };
+      return pending.filter((call) => call.runId === runId);
+    };
+    await expect.poll(async () => (await waiting()).length).toBe(1);
+    const [call] = await waiting();
+    // The card of this very call: the panel may still show the previous test's card for a moment.
+    const card = page.locator(`li.card[data-tool-call="${call?.toolCallId}"]`, { hasText: 'web:bob' });
+    await card.getByRole('button', { name: /^Reject refund/ }).click();
+    // The card goes once the server took the decision; a wait sent before that would answer `paused`.
+    await expect.poll(() => card.count()).toBe(0);
+    expect(await waiting()).toEqual([]);
+    const ended = await api('/v1/sessions/web:bob/wait?timeoutMs=10000', {});
+    expect(await ended.json()).toMatchObject({ status: 'ended', run: { runId, status: 'completed' } });
+    // Only the two refunds approved above ran; the model got the refusal as the call's result instead.
+    expect(context.refunds).toEqual([
+      { orderId: '42', amount: 10 },
+      { orderId: '43', amount: 4.5 },
+    ]);
+    const turns = (await (await api('/v1/sessions/web:bob/transcript')).json()) as { turns: unknown };
+    expect(JSON.stringify(turns)).toContain('The operator rejected this call.');
+  });
+
   it('sends the result of a deferred tool call typed in the panel, and the run goes on with it', async () => {
     const { page } = context;
     await send('web:frank', 'lookup order 9');
     const card = page.locator('li.card', { hasText: 'web:frank' });
     await card.getByLabel('Result (JSON)').fill('{ "status": "shipped" }');
     await card.getByRole('button', { name: 'Send result' }).click();
+    await expect.poll(() => card.count()).toBe(0);
     const ended = await api('/v1/sessions/web:frank/wait?timeoutMs=10000', {});
     expect(await ended.json()).toMatchObject({ status: 'ended', run: { status: 'completed' } });
     const turns = (await (await api('/v1/sessions/web:frank/transcript')).json()) as { turns: unknown };
     expect(JSON.stringify(turns)).toContain('shipped');
-    await expect.poll(() => card.count()).toBe(0);
   });
 
   it('cancels a queued message with its button, then stops the streaming run with the abort button', async () => {

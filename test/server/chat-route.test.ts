@@ -102,6 +102,44 @@ describe('createServer: POST /v1/sessions/:key/chat', () => {
     await harness.request('/v1/sessions/web:c/abort', { method: 'POST' });
   });
 
+  it('answers a message queued behind a busy run with the stream of the run it becomes, once that run starts', async () => {
+    harness = await startServer([{ text: 'first answer', tokenDelayMs: 1000 }, { text: 'queued answer' }]);
+    const first = await harness.request('/v1/sessions/web:q/messages', {
+      method: 'POST',
+      json: { id: 'm-1', text: 'first' },
+    });
+    expect(await first.json()).toMatchObject({ disposition: 'started' });
+    const queued = await harness.request('/v1/sessions/web:q/chat', {
+      method: 'POST',
+      json: { id: 'chat-1', trigger: 'submit-message', messages: [userMessage('u-2', 'second')] },
+    });
+    expect(queued.status).toBe(200);
+    expect(queued.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    // Queued, not started: the session still runs the first message.
+    expect(await (await harness.request('/v1/sessions/web:q/queue')).json()).toMatchObject({
+      queue: [{ messageId: 'u-2', text: 'second' }],
+    });
+    // The first run streams on the clock, then the queue drains after its debounce: the body ends with that run.
+    const body = queued.text();
+    await harness.clock.runAll();
+    const frames = (await body).split('\n\n').filter((frame) => frame.startsWith('data: '));
+    expect(frames.at(-1)).toBe('data: [DONE]');
+    const chunks = frames.slice(0, -1).map((frame) => JSON.parse(frame.slice(6)) as { type: string });
+    expect(chunks.slice(0, 2)).toEqual([{ type: 'start', messageId: 'u-2:reply' }, { type: 'start-step' }]);
+    expect(chunks.slice(-2)).toEqual([{ type: 'finish-step' }, { type: 'finish', finishReason: 'stop' }]);
+    // Only the queued message's run is in it: none of the first run's text.
+    const text = chunks
+      .filter((chunk): chunk is { type: 'text-delta'; delta: string } => chunk.type === 'text-delta')
+      .map((chunk) => chunk.delta)
+      .join('');
+    expect(text).toBe('queued answer');
+    const runs = await harness.runtime.session('web:q').runs();
+    expect(runs).toMatchObject([
+      { status: 'completed', messageIds: ['m-1'], text: 'first answer' },
+      { status: 'completed', messageIds: ['u-2'], text: 'queued answer' },
+    ]);
+  });
+
   it('refuses a body whose last message is not the user’s with 400', async () => {
     harness = await startServer([]);
     const response = await harness.request('/v1/sessions/web:c/chat', {
