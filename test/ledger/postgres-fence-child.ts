@@ -3,7 +3,8 @@
  * `node --import tsx test/ledger/postgres-fence-child.ts <connectionString> <schema> <sessionKey>`.
  * It claims the session, then writes one turn after another under its epoch, as fast as the ledger takes them,
  * printing one JSON line per write: {"claimed":epoch} first, then {"ok":n} or {"refused":n,"code":"…"}. After 20
- * refusals in a row it closes the ledger and exits 0.
+ * `fenced` refusals in a row it closes the ledger and exits 0. (The write in flight when it was stopped inside a
+ * transaction fails otherwise: the server ended that transaction and its connection, `ledger_unavailable`.)
  */
 import { createPostgresLedger } from '../../src/ledger/postgres-ledger.js';
 
@@ -22,8 +23,8 @@ for (let n = 1; refusedInARow < 20; n++) {
     refusedInARow = 0;
     process.stdout.write(`${JSON.stringify({ ok: n })}\n`);
   } catch (error) {
-    refusedInARow++;
     const code = (error as { code?: unknown }).code;
+    refusedInARow = code === 'fenced' ? refusedInARow + 1 : 0;
     process.stdout.write(`${JSON.stringify({ refused: n, code })}\n`);
   }
 }
