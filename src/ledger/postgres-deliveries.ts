@@ -1,40 +1,6 @@
-import { deliveryStatuses, type DeliveryRecord, type DeliveryStore } from './delivery-store.js';
+import type { DeliveryStore } from './delivery-store.js';
+import { toDeliveryRecord, type DeliveryRow } from './delivery-rows.js';
 import type { PostgresAccess } from './postgres-access.js';
-import { corrupt } from './sqlite-rows.js';
-
-/** A delivery as stored. */
-interface DeliveryRow {
-  readonly consumer: string;
-  readonly run_id: string;
-  readonly block_index: number;
-  readonly session_key: string;
-  readonly status: string;
-  readonly platform_message_id: string | null;
-  readonly updated_at: number;
-}
-
-const statuses: ReadonlySet<string> = new Set(deliveryStatuses);
-
-/** A record from its row; `ledger_corrupt` for a status no version wrote. */
-function recordOf(row: DeliveryRow): DeliveryRecord {
-  if (!statuses.has(row.status)) {
-    throw corrupt(
-      'deliveries',
-      `${row.consumer}/${row.run_id}/${row.block_index}`,
-      `unknown status "${row.status}"`,
-      row.session_key,
-    );
-  }
-  return {
-    consumer: row.consumer,
-    runId: row.run_id,
-    blockIndex: row.block_index,
-    sessionKey: row.session_key,
-    status: row.status as DeliveryRecord['status'],
-    ...(row.platform_message_id === null ? {} : { platformMessageId: row.platform_message_id }),
-    updatedAt: row.updated_at,
-  };
-}
 
 /** An upsert to `status`, applied only over a record in one of `onlyFrom` (the transitions the store allows). */
 const upsertSql = (status: string, onlyFrom: string): string =>
@@ -58,7 +24,7 @@ export function createPostgresDeliveries({ write, read }: PostgresAccess): Deliv
           'SELECT * FROM deliveries WHERE consumer = $1 AND run_id = $2 AND block_index = $3',
           [key.consumer, key.runId, key.blockIndex],
         );
-        return rows[0] && recordOf(rows[0]);
+        return rows[0] && toDeliveryRecord(rows[0]);
       }),
     listDeliveries: (consumer, runId) =>
       read(async (query) => {
@@ -66,7 +32,7 @@ export function createPostgresDeliveries({ write, read }: PostgresAccess): Deliv
           'SELECT * FROM deliveries WHERE consumer = $1 AND run_id = $2 ORDER BY block_index',
           [consumer, runId],
         );
-        return rows.map(recordOf);
+        return rows.map(toDeliveryRecord);
       }),
     markSending: (intent) =>
       write(async (query) => {

@@ -3,27 +3,8 @@ import type { PostgresAccess } from './postgres-access.js';
 import type { PostgresQuery } from './postgres-queue.js';
 import { turnRow } from './sqlite-params.js';
 import { toTurnRecord, type TurnRow } from './sqlite-rows.js';
-import { transcriptStretches, type OwnTurns } from './transcript-forks.js';
-import type { TranscriptFork, TranscriptStore, TurnRecord } from './transcript-store.js';
-
-/** A `session_forks` row. */
-interface ForkRow {
-  readonly session_key: string;
-  readonly parent_key: string;
-  readonly turns: number;
-  readonly up_to_run_id: string | null;
-  readonly at: number;
-}
-
-function toFork(row: ForkRow): TranscriptFork {
-  return {
-    sessionKey: row.session_key,
-    parentKey: row.parent_key,
-    turns: row.turns,
-    ...(row.up_to_run_id === null ? {} : { upToRunId: row.up_to_run_id }),
-    at: row.at,
-  };
-}
+import { toFork, transcriptStretches, type ForkRow, type OwnTurns } from './transcript-forks.js';
+import type { TranscriptStore, TurnRecord } from './transcript-store.js';
 
 /** A session's fork and its ancestors' in one statement (UNION stops at a cycle a corrupt row could make). */
 const forkChainSql = `WITH RECURSIVE chain AS (

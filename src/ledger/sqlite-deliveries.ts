@@ -1,40 +1,6 @@
-import { deliveryStatuses, type DeliveryRecord, type DeliveryStore } from './delivery-store.js';
+import type { DeliveryStore } from './delivery-store.js';
+import { toDeliveryRecord, type DeliveryRow } from './delivery-rows.js';
 import type { SqliteAccess } from './sqlite-access.js';
-import { corrupt } from './sqlite-rows.js';
-
-/** A delivery as stored. */
-interface DeliveryRow {
-  readonly consumer: string;
-  readonly run_id: string;
-  readonly block_index: number;
-  readonly session_key: string;
-  readonly status: string;
-  readonly platform_message_id: string | null;
-  readonly updated_at: number;
-}
-
-const statuses: ReadonlySet<string> = new Set(deliveryStatuses);
-
-/** A record from its row; `ledger_corrupt` for a status no version wrote. */
-function recordOf(row: DeliveryRow): DeliveryRecord {
-  if (!statuses.has(row.status)) {
-    throw corrupt(
-      'deliveries',
-      `${row.consumer}/${row.run_id}/${row.block_index}`,
-      `unknown status "${row.status}"`,
-      row.session_key,
-    );
-  }
-  return {
-    consumer: row.consumer,
-    runId: row.run_id,
-    blockIndex: row.block_index,
-    sessionKey: row.session_key,
-    status: row.status as DeliveryRecord['status'],
-    ...(row.platform_message_id === null ? {} : { platformMessageId: row.platform_message_id }),
-    updatedAt: row.updated_at,
-  };
-}
 
 /** Create the delivery methods on the SQLite ledger's connection (its schema is already migrated). */
 export function createSqliteDeliveries({ db, write, read }: SqliteAccess): DeliveryStore {
@@ -59,10 +25,10 @@ export function createSqliteDeliveries({ db, write, read }: SqliteAccess): Deliv
     getDelivery: (key) =>
       read(() => {
         const row = get.get(key.consumer, key.runId, key.blockIndex) as DeliveryRow | undefined;
-        return row && recordOf(row);
+        return row && toDeliveryRecord(row);
       }),
     listDeliveries: (consumer, runId) =>
-      read(() => (list.all(consumer, runId) as DeliveryRow[]).map(recordOf)),
+      read(() => (list.all(consumer, runId) as DeliveryRow[]).map(toDeliveryRecord)),
     markSending: async (intent) => {
       let changes = 0;
       await write(() => {

@@ -2,27 +2,14 @@ import { RuntimeError } from '../core/errors.js';
 import type { SqliteAccess } from './sqlite-access.js';
 import { turnRow } from './sqlite-params.js';
 import { toTurnRecord, type TurnRow } from './sqlite-rows.js';
-import { readStretches, transcriptStretches, type OwnTurns } from './transcript-forks.js';
+import {
+  readStretches,
+  toFork,
+  transcriptStretches,
+  type ForkRow,
+  type OwnTurns,
+} from './transcript-forks.js';
 import type { TranscriptFork, TranscriptStore } from './transcript-store.js';
-
-/** A `session_forks` row as better-sqlite3 returns it. */
-interface ForkRow {
-  readonly session_key: string;
-  readonly parent_key: string;
-  readonly turns: number;
-  readonly up_to_run_id: string | null;
-  readonly at: number;
-}
-
-function toFork(row: ForkRow): TranscriptFork {
-  return {
-    sessionKey: row.session_key,
-    parentKey: row.parent_key,
-    turns: row.turns,
-    ...(row.up_to_run_id === null ? {} : { upToRunId: row.up_to_run_id }),
-    at: row.at,
-  };
-}
 
 /** SQLite's LIMIT for "no limit". */
 const noLimit = -1;

@@ -55,3 +55,23 @@ export function readStretches(
   }
   return parts.flat();
 }
+
+/** A `session_forks` row, as both SQL ledgers return it. */
+export interface ForkRow {
+  readonly session_key: string;
+  readonly parent_key: string;
+  readonly turns: number;
+  readonly up_to_run_id: string | null;
+  readonly at: number;
+}
+
+/** The fork a `session_forks` row records. */
+export function toFork(row: ForkRow): TranscriptFork {
+  return {
+    sessionKey: row.session_key,
+    parentKey: row.parent_key,
+    turns: row.turns,
+    ...(row.up_to_run_id === null ? {} : { upToRunId: row.up_to_run_id }),
+    at: row.at,
+  };
+}
