@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 const src = join(import.meta.dirname, '..', 'src');
 
-// ARCHITECTURE.md §1, top to bottom: a folder may import only from folders below it (or itself). Policies import
+// docs/architecture.md, top to bottom: a folder may import only from folders below it (or itself). Policies import
 // only core (checked below), so they sit just above it: the ledgers and the tool executor call them.
 const layers = [
   'adapters',

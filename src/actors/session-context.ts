@@ -98,7 +98,7 @@ export interface SessionContext {
   /** An interrupting message at the head of the queue runs as soon as the old run ends, until this time. */
   readonly interruptUntil: number | null;
   readonly run: ActiveRun | null;
-  /** The auth profile this session's runs try first (BEHAVIOUR.md: "the session's preferred profile first"). */
+  /** The auth profile this session's runs try first (docs/failover.md: the preferred profile first). */
   readonly preferredProfile: string | null;
   /** Set while the run is paused (awaiting approval or tool results). */
   readonly pause: PauseContext | null;
@@ -123,7 +123,7 @@ export interface RunSettled {
   readonly result: RunResult;
 }
 
-/** How an admitted message ended up, as the ADMIT that took it left the session (BEHAVIOUR.md, "Queue modes"). */
+/** How an admitted message ended up, as the ADMIT that took it left the session (docs/semantics.md, "Queue modes"). */
 export interface Admitted {
   readonly messageId: string;
   /** What the session machine decided: `start`, `steer`, `enqueue` or `interrupt` (a durable message is never refused). */

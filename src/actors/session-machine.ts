@@ -65,7 +65,7 @@ export interface SessionInput {
   readonly settings?: SessionSettings;
 }
 
-/** Build the session machine (XState v5) for one runtime: states of ARCHITECTURE.md §3. */
+/** Build the session machine (XState v5) for one runtime: states of docs/architecture.md, "The session actor". */
 export function createSessionMachine(deps: SessionMachineDeps) {
   const { clock } = deps;
   return setup({

@@ -50,7 +50,7 @@ function enqueue(disposition: QueuedDisposition, queueLength: number, settings: 
 
 /**
  * Decide what an arriving message does, from the session's activity, its queue length and the message's
- * resolved settings (BEHAVIOUR.md, "Queue modes"). A session with a queue waiting to drain counts as busy,
+ * resolved settings (docs/semantics.md, "Queue modes"). A session with a queue waiting to drain counts as busy,
  * so a newcomer never jumps ahead of messages that arrived before it.
  */
 export function decideAdmission(

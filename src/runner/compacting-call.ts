@@ -100,7 +100,7 @@ async function shrink(
 }
 
 /**
- * A model call that survives a context overflow (BEHAVIOUR.md): compact the conversation (up to 3 times per run,
+ * A model call that survives a context overflow (docs/failover.md): compact the conversation (up to 3 times per run,
  * with the pluggable compactor), then truncate oversized tool results once, then fail with `context_overflow`.
  * The run is `compacting` meanwhile, so steer messages fall back to followups. `messages` is replaced in place.
  */

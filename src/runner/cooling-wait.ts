@@ -53,7 +53,7 @@ export function soonestProfile(context: RunContext): CoolingWait | undefined {
 }
 
 /**
- * When every profile of every candidate model is cooling (BEHAVIOUR.md): wait on the run's clock, abortable by
+ * When every profile of every candidate model is cooling (docs/failover.md): wait on the run's clock, abortable by
  * its signal, for the soonest profile if it is back within `failover.maxWaitMs`, announcing `failover.waiting`.
  * Resolves true after the wait; false (without waiting) when nothing comes back in time.
  */

@@ -49,7 +49,7 @@ function finalError(context: RunContext, reason: FailureReason, message: string)
 }
 
 /**
- * One model call with failover (BEHAVIOUR.md, "Auth profiles and failover"): rotate through the provider's auth
+ * One model call with failover (docs/failover.md): rotate through the provider's auth
  * profiles on auth / rate_limit / overloaded / billing / timeout (cooling each one), then fall back to the next
  * model; lower the thinking level on `thinking_unsupported`; retry transient failures with full-jitter backoff on
  * the injected clock, honouring Retry-After; never retry a user abort (and never cool a profile for it). When

@@ -67,7 +67,7 @@ export interface ProviderLaneOptions {
   rate?: RateOptions | undefined;
 }
 
-/** Queue settings of one layer; every field left out falls through to the next layer (BEHAVIOUR.md). */
+/** Queue settings of one layer; every field left out falls through to the next layer (docs/semantics.md). */
 export interface QueueLayerOptions {
   /** What a message does when its session is busy. @default 'collect' */
   mode?: QueueMode | undefined;
@@ -142,8 +142,8 @@ export interface ApprovalOptions {
 }
 
 /**
- * One credential of a provider, rotated on failure with cooldowns (BEHAVIOUR.md, "Auth profiles and
- * failover").
+ * One credential of a provider, rotated on failure with cooldowns (docs/failover.md, "Which profile is
+ * tried").
  */
 export interface AuthProfileOption {
   /** A unique id, used in `authOrder`, events and the ledger (never the secret). */

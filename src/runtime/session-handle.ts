@@ -61,7 +61,7 @@ export interface Session {
    */
   configureTools(layer: ToolPolicyLayer | null): Promise<void>;
   /**
-   * Run a plan of tool steps as a run of this session (BEHAVIOUR.md "Plans"); resolves once it completes, fails,
+   * Run a plan of tool steps as a run of this session (docs/semantics.md, "Plans"); resolves once it completes, fails,
    * is aborted or waits for approval. A cycle (`plan_cycle`) or a dangling dependency (`invalid_input`) is refused
    * before anything runs.
    */
