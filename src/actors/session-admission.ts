@@ -1,4 +1,5 @@
 import { summarizeMessage } from '../policies/collect-prompt.js';
+import { dropSummaryLimit } from '../policies/queue-cap.js';
 import { decideAdmission, type Admission, type SessionActivity } from '../policies/queue-admission.js';
 import type { QueueSettings } from '../policies/queue-settings.js';
 import { activityOf } from './session-activity.js';
@@ -103,7 +104,7 @@ function queueMessage(
   const accepted = accept(context, event.item.messageId, event.at, event.remember);
   const item = admission.kind === 'steer' ? { ...event.item, mode: 'followup' as const } : event.item;
   const summary = dropped?.summary ?? null;
-  const next = enqueue(accepted, item, dropped !== undefined, summary, event.settings.cap);
+  const next = enqueue(accepted, item, dropped !== undefined, summary, dropSummaryLimit);
   return place === 'idle' ? { ...next, drainAt: drainAtFor(next, event.at) } : next;
 }
 

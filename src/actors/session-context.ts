@@ -83,7 +83,7 @@ export interface PlanHold {
 export interface SessionContext {
   readonly sessionKey: string;
   readonly queue: readonly QueuedMessage[];
-  /** One-line summaries of messages the cap dropped (at most the cap's worth), prepended to the next prompt. */
+  /** One-line summaries of messages the cap dropped (the first `dropSummaryLimit`), prepended to the next prompt. */
   readonly dropped: readonly string[];
   /** How many dropped messages have no line in `dropped` (absent in snapshots from before it existed). */
   readonly droppedOmitted?: number;

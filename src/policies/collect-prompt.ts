@@ -11,22 +11,22 @@ export interface MessageOrigin {
 export interface CollectPromptOptions {
   /** One-line summaries of messages the cap dropped, to be announced first. @default [] */
   readonly dropped?: readonly string[] | undefined;
-  /** How many more messages were dropped than `dropped` lists (their summaries were not kept). @default 0 */
+  /** How many more messages were dropped after those `dropped` lists (their summaries were not kept). @default 0 */
   readonly droppedOmitted?: number | undefined;
 }
 
 /**
- * The "Dropped N message(s) due to cap:" block listing each kept summary (and how many earlier ones are not
- * listed); empty when nothing was dropped.
+ * The "Dropped N message(s) due to cap:" block listing each kept summary, then "… and N more" for the drops that
+ * have no line of their own; empty when nothing was dropped.
  */
 export function buildDroppedNotice(dropped: readonly string[], omitted = 0): string {
   if (dropped.length === 0 && omitted <= 0) return '';
   const lines = dropped.map((summary) => `- ${summary}`);
-  const unlisted = omitted > 0 ? [`- (${omitted} earlier message(s) not listed)`] : [];
+  const unlisted = omitted > 0 ? [`- … and ${omitted} more`] : [];
   return [
     `Dropped ${dropped.length + Math.max(0, omitted)} message(s) due to cap:`,
-    ...unlisted,
     ...lines,
+    ...unlisted,
   ].join('\n');
 }
 

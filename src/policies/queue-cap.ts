@@ -18,19 +18,28 @@ export function decideCap(queueLength: number, settings: Pick<QueueSettings, 'ca
   }
 }
 
-/** The one-line summaries of dropped messages a session keeps: the newest `limit`, and a count of the rest. */
+/**
+ * How many dropped messages keep their own summary line until the next run takes them: a fixed bound, not the
+ * cap, so a small cap never loses the content of a drop, and a flood costs at most this many prompt lines.
+ */
+export const dropSummaryLimit = 20;
+
+/** The one-line summaries of dropped messages a session keeps: the first `limit`, and a count of the rest. */
 export interface DropSummaries {
   readonly kept: readonly string[];
   readonly omitted: number;
 }
 
 /**
- * Add a dropped message's summary, keeping at most `limit` lines (the newest) and counting the older ones, so
- * a flood of messages while a run hangs costs `limit` lines of prompt and memory, not one per message.
+ * Add a dropped message's summary: it gets its own line while fewer than `limit` are kept, else it is only
+ * counted, so a flood of messages while a run hangs costs `limit` lines of prompt and memory, not one per message.
  */
-export function keepDropSummary(summaries: DropSummaries, summary: string, limit: number): DropSummaries {
-  const all = [...summaries.kept, summary];
+export function keepDropSummary(
+  summaries: DropSummaries,
+  summary: string,
+  limit: number = dropSummaryLimit,
+): DropSummaries {
   const keep = Math.max(0, Math.floor(limit));
-  const excess = Math.max(0, all.length - keep);
-  return { kept: all.slice(excess), omitted: summaries.omitted + excess };
+  if (summaries.kept.length < keep) return { kept: [...summaries.kept, summary], omitted: summaries.omitted };
+  return { kept: summaries.kept, omitted: summaries.omitted + 1 };
 }

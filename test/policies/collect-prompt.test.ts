@@ -43,9 +43,9 @@ describe('buildDroppedNotice', () => {
     expect(buildDroppedNotice([])).toBe('');
   });
 
-  it('counts the unlisted messages in the total and says how many are not listed when some were omitted', () => {
-    expect(buildDroppedNotice(['nine', 'ten'], 8)).toBe(
-      'Dropped 10 message(s) due to cap:\n- (8 earlier message(s) not listed)\n- nine\n- ten',
+  it('counts the unlisted messages in the total and ends with how many more when some were omitted', () => {
+    expect(buildDroppedNotice(['one', 'two'], 8)).toBe(
+      'Dropped 10 message(s) due to cap:\n- one\n- two\n- … and 8 more',
     );
   });
 });

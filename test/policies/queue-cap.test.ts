@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decideCap, keepDropSummary, type DropSummaries } from '../../src/policies/queue-cap.js';
+import {
+  decideCap,
+  dropSummaryLimit,
+  keepDropSummary,
+  type DropSummaries,
+} from '../../src/policies/queue-cap.js';
 
 describe('decideCap', () => {
   it('accepts without dropping when the queue is below cap', () => {
@@ -26,13 +31,22 @@ describe('decideCap', () => {
 });
 
 describe('keepDropSummary', () => {
-  it('keeps the newest limit lines and counts the older ones when more summaries arrive than the limit', () => {
+  it('keeps the first limit lines and counts the later ones when more summaries arrive than the limit', () => {
     let summaries: DropSummaries = { kept: [], omitted: 0 };
     for (const line of ['a', 'b', 'c', 'd', 'e']) summaries = keepDropSummary(summaries, line, 2);
-    expect(summaries).toEqual({ kept: ['d', 'e'], omitted: 3 });
+    expect(summaries).toEqual({ kept: ['a', 'b'], omitted: 3 });
   });
 
   it('keeps every line when the limit is not reached', () => {
     expect(keepDropSummary({ kept: ['a'], omitted: 0 }, 'b', 20)).toEqual({ kept: ['a', 'b'], omitted: 0 });
+  });
+
+  it('keeps dropSummaryLimit lines when no limit is given', () => {
+    let summaries: DropSummaries = { kept: [], omitted: 0 };
+    for (let index = 0; index < dropSummaryLimit + 5; index++)
+      summaries = keepDropSummary(summaries, `${index}`);
+    expect(summaries.kept).toHaveLength(dropSummaryLimit);
+    expect(summaries.kept[0]).toBe('0');
+    expect(summaries.omitted).toBe(5);
   });
 });

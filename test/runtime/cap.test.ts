@@ -198,7 +198,19 @@ describe('Session.send dedupe', () => {
 });
 
 describe('QueueSettings cap with summarize under a flood', () => {
-  it('keeps at most cap summary lines and counts the rest when many messages arrive while a run is busy', async () => {
+  it('keeps a line for every dropped message when the cap is 1 and two are dropped', async () => {
+    const { h, chat } = setup('followup', 'summarize', 1);
+    await chat.send({ id: 'a', text: 'hi' });
+    await chat.send({ id: 'b', text: 'first dropped' });
+    await chat.send({ id: 'c', text: 'second dropped' });
+    await chat.send({ id: 'd', text: 'kept' });
+    await h.clock.advance(2000);
+    expect(startedIds(h)).toEqual([['a'], ['d']]);
+    expect(prompts(h)[1]).toBe('Dropped 2 message(s) due to cap:\n- first dropped\n- second dropped\n\nkept');
+    await h.close();
+  });
+
+  it('keeps the first 20 summary lines and counts the rest when many messages arrive while a run is busy', async () => {
     const { h, chat } = setup('collect', 'summarize', 3);
     await chat.send({ id: 'a', text: 'hi' });
     for (let index = 1; index <= 40; index++) await chat.send({ id: `m${index}`, text: `message ${index}` });
@@ -209,10 +221,8 @@ describe('QueueSettings cap with summarize under a flood', () => {
     expect(prompt.split('\n\n')[0]).toBe(
       [
         'Dropped 37 message(s) due to cap:',
-        '- (34 earlier message(s) not listed)',
-        '- message 35',
-        '- message 36',
-        '- message 37',
+        ...Array.from({ length: 20 }, (_, index) => `- message ${index + 1}`),
+        '- … and 17 more',
       ].join('\n'),
     );
     // Every drop is still an event and an inbox status.
