@@ -18,6 +18,10 @@ export default defineConfig({
     // `npm run test:crash` (test/crash and test/crash-mixed) and `npm run test:cluster` (test/cluster and
     // test/cluster-long, on Postgres).
     exclude: [...configDefaults.exclude, 'test/crash/**', 'test/crash-mixed/**', 'test/cluster/**'],
-    testTimeout: 20_000,
+    // One PostgreSQL server and database for the run: the configured one, the machine's, or an embedded one.
+    globalSetup: ['test/support/postgres-global-setup.ts'],
+    // Budgets that guard a hang, generous so that no pass depends on a quiet machine; none measures speed.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });

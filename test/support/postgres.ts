@@ -1,22 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { inject } from 'vitest';
 import { createPostgresLedger, type PostgresLedger } from '../../src/ledger/postgres-ledger.js';
 
-/** The test database (PostgreSQL 15 runs on every machine of the project; `AGENTLANES_TEST_POSTGRES` overrides). */
-export const postgresUrl = process.env.AGENTLANES_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * This run's own database, created by test/support/postgres-global-setup.ts on the configured server, the
+ * machine's or an embedded one, and dropped with everything in it once the run ends.
+ */
+export const postgresUrl = inject('postgresUrl');
 
-const created: string[] = [];
+let schemaCount = 0;
 const prefix = `t_${randomBytes(4).toString('hex')}`;
 
 /**
- * A schema name no other test file uses (created by the ledger that opens it); every schema handed out by this
- * file is dropped once its tests are done.
+ * A schema name no other test file uses (created by the ledger that opens it); the run's database, and every
+ * schema in it, is dropped at the end of the run.
  */
 export function freshSchema(): string {
-  const schema = `${prefix}_${created.length + 1}`;
-  created.push(schema);
-  return schema;
+  schemaCount += 1;
+  return `${prefix}_${schemaCount}`;
 }
 
 /** A Postgres ledger on a fresh schema of the test database. */
@@ -57,14 +59,3 @@ export async function rawQuery<Row = Record<string, unknown>>(
     await client.end();
   }
 }
-
-afterAll(async () => {
-  if (created.length === 0) return;
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
-  try {
-    for (const schema of created.splice(0)) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
-});
