@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { SendResult, Session } from '../runtime/index.js';
-import { requireSessionScope } from './auth.js';
 import { openWriter, type EventRouteDeps } from './event-routes.js';
 import type { FrameWriter } from './frame-writer.js';
 import { readBody } from './http-errors.js';
-import { sendAnswer } from './session-routes.js';
+import { scoped, sendAnswer } from './session-routes.js';
+import { requireCapability } from './capabilities.js';
 import type { ServerEnv } from './server-env.js';
 import {
   startTranslation,
@@ -124,7 +124,7 @@ function chatStream(
  * does not stop it.
  */
 export function mountChatRoute(app: Hono<ServerEnv>, deps: EventRouteDeps): void {
-  app.post('/v1/sessions/:key/chat', requireSessionScope, async (c) => {
+  app.post('/v1/sessions/:key/chat', ...scoped('send'), requireCapability('read'), async (c) => {
     const session = deps.runtime.session(c.req.param('key'));
     const message = lastUserMessage(await readBody(c, chatBodySchema));
     // Taken before the send: every event the message causes comes after it.

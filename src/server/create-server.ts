@@ -14,6 +14,7 @@ import { mountRuntimeRoutes } from './runtime-routes.js';
 import type { ServerEnv } from './server-env.js';
 import { parseServerOptions, type ServerConfig, type ServerOptions } from './server-options.js';
 import { mountSessionRoutes } from './session-routes.js';
+import { createStreamTickets } from './stream-tickets.js';
 
 /** The HTTP server of a runtime: the Hono app, and `listen` to serve it. */
 export interface AgentlanesServer {
@@ -60,8 +61,9 @@ function mountGuards(app: Hono<ServerEnv>, config: ServerConfig): void {
 /**
  * Create the HTTP API of a runtime (Hono): sessions over JSON under `/v1`, Server-Sent Events of the runtime's
  * events (resumable by cursor), the AI SDK UI message stream for `useChat`, `/metrics`, `/healthz`, and the
- * dashboard page. Every route but `/healthz` and the page needs `Authorization: Bearer <token>`. Bad options
- * throw `invalid_input` here.
+ * dashboard page. Every route but `/healthz` and the page needs `Authorization: Bearer <token>` (the event
+ * streams also take a short-lived `?ticket=`), and each the capability its token must hold. Bad options throw
+ * `invalid_input` here.
  */
 export function createServer(runtime: Runtime, options: ServerOptions = {}): AgentlanesServer {
   const config = parseServerOptions(options);
@@ -73,9 +75,10 @@ export function createServer(runtime: Runtime, options: ServerOptions = {}): Age
   mountGuards(app, config);
   app.get('/healthz', (c) => c.json({ ok: true }));
   const deps = { runtime, config, streams, counters };
+  const tickets = createStreamTickets({ clock: config.clock, ...config.streamTickets });
   mountSessionRoutes(app, runtime);
   mountChatRoute(app, deps);
-  mountEventRoutes(app, deps);
+  mountEventRoutes(app, { ...deps, tickets });
   mountRuntimeRoutes(app, deps);
   if (config.dashboard !== false) {
     const { assetsDir } = config.dashboard;

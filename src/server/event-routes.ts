@@ -4,12 +4,14 @@ import { z } from 'zod';
 import { toErrorInfo } from '../core/errors.js';
 import { eventTypes, type EventType, type RuntimeEvent } from '../core/events.js';
 import type { EventStreamOptions, Runtime } from '../runtime/index.js';
-import { grantCovers, requireSessionScope } from './auth.js';
+import { redeemStreamTicket, requireSessionScope } from './auth.js';
+import { grantCovers, requireCapability } from './capabilities.js';
 import { closeFrame, createFrameWriter, type FrameWriter } from './frame-writer.js';
-import { readQuery } from './http-errors.js';
+import { errorResponse, readBody, readQuery } from './http-errors.js';
 import type { OpenStreams } from './open-streams.js';
 import type { ServerEnv } from './server-env.js';
 import type { ServerConfig } from './server-options.js';
+import type { StreamTickets } from './stream-tickets.js';
 
 /** What the event routes use. */
 export interface EventRouteDeps {
@@ -17,6 +19,14 @@ export interface EventRouteDeps {
   readonly config: ServerConfig;
   readonly streams: OpenStreams;
 }
+
+/** What the event routes use on top: the stream tickets. */
+export interface EventStreamDeps extends EventRouteDeps {
+  readonly tickets: StreamTickets;
+}
+
+/** `POST /v1/stream-tickets`: the stream the ticket opens (absent: `GET /v1/events`). */
+const ticketBodySchema = z.object({ sessionKey: z.string().min(1).max(512).optional() }).strict();
 
 const cursorSchema = z
   .string()
@@ -87,8 +97,14 @@ function streamEvents(
   accepts: (event: RuntimeEvent) => boolean,
 ): Response {
   const start = streamStart(c);
+  // Stream responses are neither cached nor named to another site (a ticket rides in their URL).
+  c.header('cache-control', 'no-store');
+  c.header('referrer-policy', 'no-referrer');
   return streamSSE(c, async (stream) => {
     const { writer, forget } = openWriter(deps, c, stream);
+    const lease = c.get('streamLease');
+    // A ticket's reconnect window opens as soon as the client is gone, not once the loop below notices.
+    writer.signal.addEventListener('abort', () => lease?.release(), { once: true });
     try {
       await writer.write(`retry: ${deps.config.retryMs}\n\n`);
       for await (const event of open({ ...start, signal: writer.signal })) {
@@ -101,6 +117,7 @@ function streamEvents(
       await writer.write(`event: error\ndata: ${JSON.stringify(toErrorInfo(error))}\n\n`);
     } finally {
       forget();
+      lease?.release();
     }
   });
 }
@@ -108,11 +125,21 @@ function streamEvents(
 /**
  * `GET /v1/events` (every session the token covers) and `GET /v1/sessions/:key/events`: the runtime's events as
  * Server-Sent Events, resumable from `Last-Event-ID` or `?after=` with no gap and no repeat (the runtime replays
- * from the ledger, then follows live).
+ * from the ledger, then follows live). Both take a bearer token or a `?ticket=` from `POST /v1/stream-tickets`.
  */
-export function mountEventRoutes(app: Hono<ServerEnv>, deps: EventRouteDeps): void {
-  const { runtime } = deps;
-  app.get('/v1/events', (c) => {
+export function mountEventRoutes(app: Hono<ServerEnv>, deps: EventStreamDeps): void {
+  const { runtime, tickets } = deps;
+  app.post('/v1/stream-tickets', requireCapability('read'), async (c) => {
+    const { sessionKey } = await readBody(c, ticketBodySchema);
+    const grant = c.get('grant');
+    if (sessionKey !== undefined && !grantCovers(grant, sessionKey)) {
+      return errorResponse(c, 403, 'forbidden', 'this token does not cover that session key');
+    }
+    return c.json(tickets.issue(grant, { sessionKey }), 201);
+  });
+  const redeem = redeemStreamTicket(tickets);
+  const read = requireCapability('read');
+  app.get('/v1/events', redeem, read, (c) => {
     const grant = c.get('grant');
     return streamEvents(
       deps,
@@ -121,7 +148,7 @@ export function mountEventRoutes(app: Hono<ServerEnv>, deps: EventRouteDeps): vo
       (event) => grantCovers(grant, event.sessionKey),
     );
   });
-  app.get('/v1/sessions/:key/events', requireSessionScope, (c) => {
+  app.get('/v1/sessions/:key/events', redeem, requireSessionScope, read, (c) => {
     const session = runtime.session(c.req.param('key'));
     return streamEvents(
       deps,

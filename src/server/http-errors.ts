@@ -11,7 +11,12 @@ export type HttpErrorCode = ErrorCode | (typeof httpErrorCodes)[number];
 
 /** The body of every error answer. */
 export interface ErrorBody {
-  readonly error: { readonly code: HttpErrorCode; readonly message: string };
+  readonly error: {
+    readonly code: HttpErrorCode;
+    readonly message: string;
+    /** On a `forbidden` answer for a missing capability: the capability the token lacks. */
+    readonly capability?: string;
+  };
 }
 
 /** The statuses of the codes that are not a server failure; every other code answers 500. */
@@ -34,14 +39,15 @@ export function statusOfCode(code: ErrorCode): ContentfulStatusCode {
   return statusByCode[code] ?? 500;
 }
 
-/** An error answer with the `{ error: { code, message } }` body. */
+/** An error answer with the `{ error: { code, message } }` body (and `extra` fields beside them). */
 export function errorResponse(
   c: Context,
   status: ContentfulStatusCode,
   code: HttpErrorCode,
   message: string,
+  extra: { readonly capability?: string } = {},
 ): Response {
-  const body: ErrorBody = { error: { code, message } };
+  const body: ErrorBody = { error: { code, message, ...extra } };
   return c.json(body, status);
 }
 

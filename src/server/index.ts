@@ -4,3 +4,4 @@ export { tokensEnvironmentVariable, type ServerOptions, type ServerToken } from 
 export type { ServerEnv } from './server-env.js';
 export { httpErrorCodes, type HttpErrorCode, type ErrorBody } from './http-errors.js';
 export type { UiMessageChunk } from './ui-message-chunks.js';
+export { capabilities, requireCapability, type Capability, type Grant } from './capabilities.js';

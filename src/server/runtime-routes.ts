@@ -1,8 +1,9 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import type { Runtime, SessionSummary } from '../runtime/index.js';
+import type { Runtime, SessionPage, SessionSummary } from '../runtime/index.js';
 import { sessionPageLimit } from '../runtime/runtime-queries.js';
-import { grantCovers, requireUnscoped } from './auth.js';
+import { requireUnscoped } from './auth.js';
+import { capabilities, grantCovers, requireCapability, type Grant } from './capabilities.js';
 import { readQuery } from './http-errors.js';
 import { renderMetrics, type RuntimeCounters } from './metrics.js';
 import type { OpenStreams } from './open-streams.js';
@@ -23,6 +24,8 @@ const limitSchema = z
   .transform(Number)
   .pipe(z.int().min(1).max(sessionPageLimit))
   .optional();
+/** The page size of `GET /v1/sessions` without `?limit=` (the runtime's own default). */
+const defaultPageLimit = 100;
 const keySchema = z.string().min(1).max(512).optional();
 
 /** Every session, page by page: how many there are, by state. */
@@ -43,28 +46,82 @@ async function sessionTotals(runtime: Runtime): Promise<{ total: number; byState
 }
 
 /**
+ * Where a scan of the keys in order goes on from `position` (exclusive) to reach the next key the prefixes may
+ * cover: `position` itself when it is covered or nothing is read yet below a prefix, a point just below the next
+ * prefix above it, or undefined when no prefix lies ahead. Skipping is only a shortcut: every key read is filtered.
+ */
+function resumePoint(prefixes: readonly string[], position: string | undefined): string | undefined {
+  if (position !== undefined && prefixes.some((prefix) => position.startsWith(prefix))) return position;
+  const ahead = prefixes.filter((prefix) => position === undefined || prefix > position).sort();
+  const next = ahead[0];
+  if (next === undefined) return undefined;
+  const below = justBelow(next);
+  return position === undefined || below > position ? below : position;
+}
+
+/**
+ * A string below every key that starts with `prefix` and close under it: the prefix with its last character one
+ * lower and `\uffff` after (its parent prefix when that character cannot be lowered).
+ */
+function justBelow(prefix: string): string {
+  const head = prefix.slice(0, -1);
+  const last = prefix.charCodeAt(prefix.length - 1);
+  const lowerable = last > 0 && (last < 0xd800 || last > 0xdfff);
+  return lowerable ? `${head}${String.fromCharCode(last - 1)}\uffff` : head;
+}
+
+/**
+ * A page of only the sessions `grant` covers: the runtime's pages are read on, skipping between the token's
+ * prefixes, until `limit` covered keys and one more are found (or the keys run out), so neither the page, nor
+ * its `next` (always a key of the page), nor its length tells anything of the keys outside the scope.
+ */
+async function scopedSessionPage(
+  runtime: Runtime,
+  grant: Grant,
+  limit: number,
+  after: string | undefined,
+): Promise<SessionPage> {
+  const prefixes = grant.sessionKeyPrefixes;
+  if (prefixes === undefined) return runtime.sessions({ limit, ...(after === undefined ? {} : { after }) });
+  const found: SessionSummary[] = [];
+  let position = after;
+  while (found.length <= limit) {
+    const from = resumePoint(prefixes, position);
+    if (from === undefined) break;
+    const page = await runtime.sessions({ limit: sessionPageLimit, after: from });
+    for (const session of page.sessions) if (grantCovers(grant, session.key)) found.push(session);
+    if (page.next === undefined) break;
+    position = page.next;
+  }
+  const sessions = found.slice(0, limit);
+  const last = sessions.at(-1);
+  return found.length > limit && last !== undefined ? { sessions, next: last.key } : { sessions };
+}
+
+/**
  * `GET /v1/sessions` (paged, only the keys the token covers), `GET /v1/approvals` (every call waiting for an
  * approval or a deferred result), `GET /v1/stats` and `GET /metrics` (runtime-wide: unscoped tokens only).
  */
 export function mountRuntimeRoutes(app: Hono<ServerEnv>, deps: RuntimeRouteDeps): void {
   const { runtime } = deps;
-  app.get('/v1/sessions', async (c) => {
+  const read = requireCapability('read');
+  app.get('/v1/sessions', read, async (c) => {
     const limit = readQuery('limit', c.req.query('limit'), limitSchema);
     const after = readQuery('after', c.req.query('after'), keySchema);
-    const page = await runtime.sessions({
-      ...(limit === undefined ? {} : { limit }),
-      ...(after === undefined ? {} : { after }),
-    });
-    const grant = c.get('grant');
-    const sessions = page.sessions.filter((session: SessionSummary) => grantCovers(grant, session.key));
-    return c.json({ sessions, ...(page.next === undefined ? {} : { next: page.next }) });
+    return c.json(await scopedSessionPage(runtime, c.get('grant'), limit ?? defaultPageLimit, after));
   });
-  app.get('/v1/approvals', async (c) => {
+  app.get('/v1/capabilities', (c) => {
+    const grant = c.get('grant');
+    const can = capabilities.filter((capability) => grant.can.has(capability));
+    const { sessionKeyPrefixes } = grant;
+    return c.json({ can, ...(sessionKeyPrefixes === undefined ? {} : { sessionKeyPrefixes }) });
+  });
+  app.get('/v1/approvals', read, async (c) => {
     const grant = c.get('grant');
     const calls = await runtime.pendingCalls();
     return c.json({ pending: calls.filter((call) => grantCovers(grant, call.sessionKey)) });
   });
-  app.get('/v1/stats', requireUnscoped, async (c) =>
+  app.get('/v1/stats', requireUnscoped, read, async (c) =>
     c.json({
       ...runtime.stats(),
       sessions: await sessionTotals(runtime),
@@ -75,7 +132,7 @@ export function mountRuntimeRoutes(app: Hono<ServerEnv>, deps: RuntimeRouteDeps)
       },
     }),
   );
-  app.get('/metrics', requireUnscoped, (c) => {
+  app.get('/metrics', requireUnscoped, read, (c) => {
     const text = renderMetrics({ ...deps, clock: deps.config.clock });
     return c.text(text, 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
   });

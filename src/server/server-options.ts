@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
+import { capabilities } from './capabilities.js';
 import type { ServerEnv } from './server-env.js';
 
 /** The environment variable `createServer` reads tokens from when `auth.tokens` is not given (comma-separated). */
@@ -16,6 +17,11 @@ const tokenSchema = z
       .regex(/^[A-Za-z0-9._~+/-]+=*$/, 'a token uses the RFC 6750 characters only'),
     /** The session keys this token may touch, by prefix (`web:`). @default every key */
     sessionKeyPrefixes: z.array(z.string().min(1)).min(1).optional(),
+    /**
+     * What this token may do. @default every capability without `sessionKeyPrefixes`; `send`, `read`, `abort`
+     * with them
+     */
+    can: z.array(z.enum(capabilities)).min(1).optional(),
   })
   .strict();
 
@@ -70,6 +76,16 @@ const serverOptionsSchema = z
     dashboard: z
       .union([z.literal(false), z.object({ assetsDir: z.string().min(1).optional() }).strict()])
       .default({}),
+    /** Stream tickets (`POST /v1/stream-tickets`): how a browser's `EventSource` authenticates. */
+    streamTickets: z
+      .object({
+        /** How long a ticket may wait for its first connection, on the clock. @default 60000 */
+        ttlMs: durationMs(60_000).refine((ms) => ms > 0, 'ttlMs is above 0'),
+        /** How long after its connection ended a redeemed ticket still accepts a reconnect. @default 60000 */
+        reconnectWindowMs: durationMs(60_000),
+      })
+      .strict()
+      .prefault({}),
     /** How long `close()` lets open connections finish before cutting them, on the clock. @default 5000 */
     shutdownGraceMs: durationMs(5_000),
     /** Where failures no client is told about go (an unexpected error behind a 500). @default console.error */

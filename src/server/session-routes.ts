@@ -4,6 +4,7 @@ import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-
 import { inboundMessageSchema } from '../runtime/inbound-message.js';
 import type { Runtime, SendResult, Session } from '../runtime/index.js';
 import { requireSessionScope } from './auth.js';
+import { refuseCapability, requireCapability, type Capability } from './capabilities.js';
 import { errorResponse, readBody, readQuery } from './http-errors.js';
 import type { ServerEnv } from './server-env.js';
 
@@ -54,6 +55,11 @@ export function sendAnswer(c: Context, result: SendResult): Response {
   return c.json(result, result.disposition === 'duplicate' ? 200 : 202);
 }
 
+/** The guards of a route on one session: the token covers its key, then holds `capability`. */
+export function scoped(capability: Capability) {
+  return [requireSessionScope, requireCapability(capability)] as const;
+}
+
 /** The session a request names (`invalid_input` on a bad key). */
 function sessionOf(runtime: Runtime, c: Context<ServerEnv>): Session {
   return runtime.session(c.req.param('key') ?? '');
@@ -61,27 +67,27 @@ function sessionOf(runtime: Runtime, c: Context<ServerEnv>): Session {
 
 /** Sending, aborting, waiting and reading status, queue and settings of one session. */
 function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
-  app.post('/v1/sessions/:key/messages', requireSessionScope, async (c) => {
+  app.post('/v1/sessions/:key/messages', ...scoped('send'), async (c) => {
     const session = sessionOf(runtime, c);
     const { message, settings } = splitSendBody(await readBody(c, sendBodySchema));
     return sendAnswer(c, await session.send(message, settings));
   });
-  app.post('/v1/sessions/:key/abort', requireSessionScope, async (c) => {
+  app.post('/v1/sessions/:key/abort', ...scoped('abort'), async (c) => {
     const session = sessionOf(runtime, c);
     const { reason } = await readBody(c, abortSchema);
     return c.json({ aborted: await session.abort(reason === undefined ? {} : { reason }) });
   });
-  app.post('/v1/sessions/:key/wait', requireSessionScope, async (c) => {
+  app.post('/v1/sessions/:key/wait', ...scoped('read'), async (c) => {
     const session = sessionOf(runtime, c);
     const timeoutMs = readQuery('timeoutMs', c.req.query('timeoutMs'), timeoutSchema);
     await readBody(c, z.object({}).strict());
     return c.json(await session.waitForEnd(timeoutMs === undefined ? {} : { timeoutMs }));
   });
-  app.get('/v1/sessions/:key', requireSessionScope, (c) => {
+  app.get('/v1/sessions/:key', ...scoped('read'), (c) => {
     const session = sessionOf(runtime, c);
     return c.json({ key: session.key, ...session.status() });
   });
-  app.put('/v1/sessions/:key/settings', requireSessionScope, async (c) => {
+  app.put('/v1/sessions/:key/settings', ...scoped('operate'), async (c) => {
     const session = sessionOf(runtime, c);
     await session.configure(await readBody(c, queueSettingsSchema));
     return c.body(null, 204);
@@ -90,13 +96,13 @@ function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
 
 /** The queue of one session: list, clear, cancel one. */
 function mountQueueRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
-  app.get('/v1/sessions/:key/queue', requireSessionScope, (c) =>
+  app.get('/v1/sessions/:key/queue', ...scoped('read'), (c) =>
     c.json({ queue: sessionOf(runtime, c).queue.list() }),
   );
-  app.delete('/v1/sessions/:key/queue', requireSessionScope, async (c) =>
+  app.delete('/v1/sessions/:key/queue', ...scoped('operate'), async (c) =>
     c.json({ removed: await sessionOf(runtime, c).queue.clear() }),
   );
-  app.delete('/v1/sessions/:key/queue/:messageId', requireSessionScope, async (c) => {
+  app.delete('/v1/sessions/:key/queue/:messageId', ...scoped('operate'), async (c) => {
     const cancelled = await sessionOf(runtime, c).queue.cancel(c.req.param('messageId'));
     if (!cancelled) return errorResponse(c, 404, 'not_found', 'no such message in the queue');
     return c.json({ cancelled });
@@ -105,27 +111,31 @@ function mountQueueRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
 
 /** Decisions on paused runs, plans, and the session's record (runs, transcript). */
 function mountRunRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
-  app.post('/v1/sessions/:key/approvals/:toolCallId', requireSessionScope, async (c) => {
+  app.post('/v1/sessions/:key/approvals/:toolCallId', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);
     const decision = await readBody(c, approvalSchema);
     await session.approve({ ...decision, toolCallId: c.req.param('toolCallId') });
     return c.body(null, 204);
   });
-  app.post('/v1/sessions/:key/tool-results/:toolCallId', requireSessionScope, async (c) => {
+  app.post('/v1/sessions/:key/tool-results/:toolCallId', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);
     const supplied = await readBody(c, supplySchema);
     await session.supplyToolResult({ ...supplied, toolCallId: c.req.param('toolCallId') });
     return c.body(null, 204);
   });
-  app.post('/v1/sessions/:key/plans', requireSessionScope, async (c) => {
+  app.post('/v1/sessions/:key/plans', ...scoped('send'), async (c) => {
     const session = sessionOf(runtime, c);
     const { plan, options } = await readBody(c, planBodySchema);
+    // Steps named as approved run without asking: deciding that is an approval.
+    if (options !== undefined && 'approvedSteps' in options && !c.get('grant').can.has('approve')) {
+      return refuseCapability(c, 'approve');
+    }
     return c.json(await session.executePlan(plan as never, options ?? {}));
   });
-  app.get('/v1/sessions/:key/runs', requireSessionScope, async (c) =>
+  app.get('/v1/sessions/:key/runs', ...scoped('read'), async (c) =>
     c.json({ runs: await sessionOf(runtime, c).runs() }),
   );
-  app.get('/v1/sessions/:key/transcript', requireSessionScope, async (c) =>
+  app.get('/v1/sessions/:key/transcript', ...scoped('read'), async (c) =>
     c.json({ turns: await sessionOf(runtime, c).transcript() }),
   );
 }
