@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryLedger, createRuntime, type Ledger } from 'agentlanes';
 import { createServer } from 'agentlanes/server';
 import { scriptedModel } from 'agentlanes/testing';
+import { z } from 'zod';
+import { defineTool } from 'agentlanes';
 import { adminToken, startServer, webToken, type ServerHarness } from './server-harness.js';
 
 let harness: ServerHarness | undefined;
@@ -165,5 +167,111 @@ describe('createServer: security', () => {
     const server = createServer(runtime, { env: { AGENTLANES_TOKENS: `${adminToken}, ${webToken}` } });
     expect(server.app).toBeDefined();
     return runtime.close();
+  });
+
+  it('pages a scoped token through its own keys only, with no cursor, count or error naming another key', async () => {
+    const refund = defineTool({
+      name: 'refund',
+      description: 'Refund an order',
+      risk: 'high',
+      input: z.object({ orderId: z.string() }),
+      execute: () => Promise.resolve({ refunded: true }),
+    });
+    harness = await startServer(
+      (request) =>
+        request.messages.some((message) => message.role === 'user' && message.content === 'refund')
+          ? { toolCalls: [{ name: 'refund', args: { orderId: 'secret-order' } }] }
+          : { text: 'ok' },
+      { tools: [refund] },
+    );
+    const secretKeys = [0, 1, 2, 3, 4].map((index) => `secret:customer-${index}`);
+    const webKeys = ['web:a', 'web:b', 'web:c'];
+    // Keys around the web: range (';' sorts just after ':'; 'web' and 'wea…' just before it).
+    const neighbours = ['web', 'wea:1', 'web;1', 'webz', 'x:1'];
+    for (const key of [...secretKeys, ...webKeys, ...neighbours]) {
+      await harness.request(`/v1/sessions/${key}/messages`, { method: 'POST', json: { text: 'hi' } });
+      await harness.request(`/v1/sessions/${key}/wait`, { method: 'POST' });
+    }
+    await harness.request('/v1/sessions/secret:customer-0/messages', {
+      method: 'POST',
+      json: { text: 'refund' },
+    });
+    const paused = await harness.request('/v1/sessions/secret:customer-0/wait', { method: 'POST' });
+    expect(await paused.json()).toMatchObject({ status: 'paused' });
+
+    const seen: string[] = [];
+    const cursors: string[] = [];
+    let query = 'limit=1';
+    for (let page = 0; page < 20; page++) {
+      const response = await harness.request(`/v1/sessions?${query}`, { token: webToken });
+      const text = await response.text();
+      expect(text).not.toContain('secret');
+      const body = JSON.parse(text) as { sessions: { key: string }[]; next?: string };
+      seen.push(...body.sessions.map((session) => session.key));
+      if (body.next === undefined) break;
+      cursors.push(body.next);
+      query = `limit=1&after=${encodeURIComponent(body.next)}`;
+    }
+    expect(seen).toEqual(webKeys);
+    expect(cursors).toEqual(['web:a', 'web:b']);
+    for (const after of ['secret:customer-0', 'a', 'web;0', 'zzz']) {
+      const page = await harness.request(`/v1/sessions?limit=2&after=${encodeURIComponent(after)}`, {
+        token: webToken,
+      });
+      const body = (await page.json()) as { sessions: { key: string }[]; next?: string };
+      const expected = webKeys.filter((key) => key > after);
+      expect(body.sessions.map((session) => session.key)).toEqual(expected.slice(0, 2));
+      expect(body.next).toBe(expected.length > 2 ? expected[1] : undefined);
+    }
+    const whole = await harness.request('/v1/sessions', { token: webToken });
+    expect(await whole.json()).toMatchObject({ sessions: webKeys.map((key) => ({ key })) });
+    const approvals = await harness.request('/v1/approvals', { token: webToken });
+    expect(await approvals.json()).toEqual({ pending: [] });
+    const all = (await (await harness.request('/v1/approvals')).json()) as { pending: unknown[] };
+    expect(all.pending).toHaveLength(1);
+
+    // The same answer for a foreign key that exists and one that does not, on every session route.
+    const routes: [string, string][] = [
+      ['GET', ''],
+      ['GET', '/queue'],
+      ['GET', '/runs'],
+      ['GET', '/transcript'],
+      ['GET', '/events'],
+      ['POST', '/messages'],
+      ['POST', '/wait'],
+      ['POST', '/abort'],
+      ['POST', '/chat'],
+      ['POST', '/plans'],
+      ['POST', '/approvals/call-1'],
+      ['POST', '/tool-results/call-1'],
+      ['PUT', '/settings'],
+      ['DELETE', '/queue'],
+      ['DELETE', '/queue/m-1'],
+    ];
+    for (const [method, rest] of routes) {
+      const answers = [];
+      for (const key of ['secret:customer-0', 'secret:nobody']) {
+        const response = await harness.request(`/v1/sessions/${key}${rest}`, { method, token: webToken });
+        answers.push({ status: response.status, body: await response.text() });
+      }
+      expect(answers[0]).toEqual({
+        status: 403,
+        body: JSON.stringify({
+          error: { code: 'forbidden', message: 'this token does not cover that session key' },
+        }),
+      });
+      expect(answers[1]).toEqual(answers[0]);
+    }
+    const tickets = [];
+    for (const sessionKey of ['secret:customer-0', 'secret:nobody']) {
+      const response = await harness.request('/v1/stream-tickets', {
+        method: 'POST',
+        token: webToken,
+        json: { sessionKey },
+      });
+      tickets.push({ status: response.status, body: await response.text() });
+    }
+    expect(tickets[0]?.status).toBe(403);
+    expect(tickets[1]).toEqual(tickets[0]);
   });
 });
