@@ -97,10 +97,7 @@ function streamEvents(
   accepts: (event: RuntimeEvent) => boolean,
 ): Response {
   const start = streamStart(c);
-  // Stream responses are neither cached nor named to another site (a ticket rides in their URL).
-  c.header('cache-control', 'no-store');
-  c.header('referrer-policy', 'no-referrer');
-  return streamSSE(c, async (stream) => {
+  const response = streamSSE(c, async (stream) => {
     const { writer, forget } = openWriter(deps, c, stream);
     const lease = c.get('streamLease');
     // A ticket's reconnect window opens as soon as the client is gone, not once the loop below notices.
@@ -120,6 +117,10 @@ function streamEvents(
       lease?.release();
     }
   });
+  // Neither stored by a cache nor named to another site: a ticket may ride in the URL.
+  response.headers.set('cache-control', 'no-store');
+  response.headers.set('referrer-policy', 'no-referrer');
+  return response;
 }
 
 /**
