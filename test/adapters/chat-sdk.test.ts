@@ -1,123 +1,14 @@
-import { createTelegramAdapter } from '@chat-adapter/telegram';
-import { Chat, ConsoleLogger, type Adapter } from 'chat';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createRuntime,
-  createSqliteLedger,
-  sequentialIds,
-  type Ledger,
-  type RuntimeEvent,
-  type RuntimeOptions,
-} from 'agentlanes';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectChat, type ChatSdkAdapterOptions, type ChatSdkConnection } from 'agentlanes/chat-sdk';
-import {
-  fakeClock,
-  scriptedModel,
-  type FakeClock,
-  type Script,
-  type ScriptedModel,
-} from 'agentlanes/testing';
-import { createMemoryState } from '@chat-adapter/state-memory';
-import { startTelegramEmulator, type TelegramEmulator } from '../support/telegram-emulator.js';
-import { tempLedgerPath } from '../support/temp-ledger.js';
-
-/** A Chat (Telegram adapter, polling the emulator) connected to a runtime on a SQLite file. */
-interface ChatFixture {
-  readonly emulator: TelegramEmulator;
-  readonly clock: FakeClock;
-  readonly model: ScriptedModel;
-  readonly connection: ChatSdkConnection;
-  readonly events: RuntimeEvent[];
-  event(check: (event: RuntimeEvent) => boolean): Promise<RuntimeEvent>;
-  close(): Promise<void>;
-}
+import { afterEach, describe, expect, it } from 'vitest';
+import { startChatFixture, type ChatFixture } from './chat-fixture.js';
 
 let fixture: ChatFixture | undefined;
 afterEach(async () => {
   await fixture?.close();
   fixture = undefined;
 });
-
-async function startChatFixture(
-  script: Script,
-  adapter: Partial<ChatSdkAdapterOptions> = {},
-  runtimeOptions: Partial<RuntimeOptions> = {},
-): Promise<ChatFixture> {
-  const emulator = await startTelegramEmulator();
-  const clock = fakeClock({ now: 1_000_000 });
-  const model = scriptedModel(script, { clock });
-  const ledger: Ledger = createSqliteLedger({ path: tempLedgerPath('chat-sdk'), synchronous: 'normal' });
-  const runtime = createRuntime({
-    ledger,
-    providers: { scripted: model },
-    model: { provider: 'scripted', model: 'm' },
-    blocks: { minChars: 10, maxChars: 40 },
-    clock,
-    ids: sequentialIds(),
-    ...runtimeOptions,
-  });
-  const chat = new Chat({
-    userName: 'lanes_bot',
-    adapters: {
-      // The adapter's class has `botUserId: string | undefined`, which chat's `Adapter` refuses under
-      // exactOptionalPropertyTypes (a typing mismatch between the two packages, not a runtime one).
-      telegram: createTelegramAdapter({
-        botToken: emulator.token,
-        apiBaseUrl: emulator.apiRoot,
-        mode: 'polling',
-        userName: 'lanes_bot',
-        longPolling: { timeout: 1, deleteWebhook: true },
-        logger: new ConsoleLogger('silent'),
-      }) as Adapter,
-    },
-    state: createMemoryState(),
-    concurrency: 'concurrent',
-    logger: 'silent',
-  });
-  const connection = connectChat(chat, { runtime, ledger, clock, ...adapter });
-  const events: RuntimeEvent[] = [];
-  const waiters = new Set<{
-    check: (event: RuntimeEvent) => boolean;
-    resolve: (event: RuntimeEvent) => void;
-  }>();
-  const controller = new AbortController();
-  const recorded = (async () => {
-    for await (const event of runtime.events({ signal: controller.signal })) {
-      events.push(event);
-      for (const waiter of [...waiters]) {
-        if (!waiter.check(event)) continue;
-        waiters.delete(waiter);
-        waiter.resolve(event);
-      }
-    }
-  })();
-  await chat.initialize();
-  return {
-    emulator,
-    clock,
-    model,
-    connection,
-    events,
-    event(check) {
-      const found = events.find(check);
-      return found !== undefined
-        ? Promise.resolve(found)
-        : new Promise((resolve) => waiters.add({ check, resolve }));
-    },
-    async close() {
-      await chat.shutdown();
-      await connection.delivery.stop();
-      controller.abort();
-      await runtime.close();
-      await recorded;
-      await ledger.close();
-      await emulator.close();
-    },
-  };
-}
 
 /** What a Telegram user reads: MarkdownV2 escapes removed. */
 const unescaped = (text: string): string => text.replace(/\\([_*[\]()~`>#+\-=|{}.!\\])/g, '$1');
@@ -152,7 +43,7 @@ describe('connectChat', () => {
   it('passes a document as a content part, fetched through the platform adapter, stored in the session workspace', async () => {
     const root = mkdtempSync(join(tmpdir(), 'agentlanes-chat-sdk-workspace-'));
     try {
-      fixture = await startChatFixture([{ text: 'Got your notes.' }], {}, { workspace: { root } });
+      fixture = await startChatFixture([{ text: 'Got your notes.' }], { runtime: { workspace: { root } } });
       const { emulator } = fixture;
       emulator.userSends({
         chatId: 36,
@@ -175,7 +66,7 @@ describe('connectChat', () => {
   it('takes a message sent while the reply streams into the running run (steer mode)', async () => {
     fixture = await startChatFixture(
       [{ text: 'Checking the forecast now.', tokenDelayMs: 100 }, { text: 'In Celsius: 21.' }],
-      { sendOptions: { mode: 'steer' }, format: 'raw' },
+      { adapter: { sendOptions: { mode: 'steer' }, format: 'raw' } },
     );
     const { emulator, clock } = fixture;
     emulator.userSends({ chatId: 34, text: 'weather?' });
@@ -195,10 +86,7 @@ describe('connectChat', () => {
   it('posts each block as its own message without streaming, and answers a redelivered update once', async () => {
     fixture = await startChatFixture(
       [{ text: 'Block number one here. Block number two here.' }, { text: 'never' }],
-      {
-        stream: false,
-        format: 'raw',
-      },
+      { adapter: { stream: false, format: 'raw' } },
     );
     const { emulator } = fixture;
     const update = emulator.userSends({ chatId: 32, text: 'hello' });

@@ -27,6 +27,8 @@ export interface TelegramFixture {
   readonly model: ScriptedModel;
   readonly connection: GrammyConnection;
   readonly events: RuntimeEvent[];
+  /** The SQLite file of the ledger (read it after `close`, or start again on it). */
+  readonly ledgerPath: string;
   /** Resolves once an event matching `check` was emitted (durable). */
   event(check: (event: RuntimeEvent) => boolean): Promise<RuntimeEvent>;
   close(): Promise<void>;
@@ -39,13 +41,18 @@ export async function startTelegramFixture(
     runtime?: Partial<RuntimeOptions>;
     adapter?: Partial<GrammyAdapterOptions>;
     emulator?: TelegramEmulator;
+    /** The ledger file (another fixture's, to start again on it). */
+    ledgerPath?: string;
+    /** The clock (another fixture's, so time goes on across a restart). */
+    clock?: FakeClock;
   } = {},
 ): Promise<TelegramFixture> {
   const emulator = options.emulator ?? (await startTelegramEmulator());
-  const clock = fakeClock({ now: 1_000_000 });
+  const clock = options.clock ?? fakeClock({ now: 1_000_000 });
   const model = scriptedModel(script, { clock });
   // NORMAL survives a killed process (WAL); only power loss could lose the last commits.
-  const ledger = createSqliteLedger({ path: tempLedgerPath('grammy'), synchronous: 'normal' });
+  const ledgerPath = options.ledgerPath ?? tempLedgerPath('grammy');
+  const ledger = createSqliteLedger({ path: ledgerPath, synchronous: 'normal' });
   const runtime = createRuntime({
     ledger,
     providers: { scripted: model },
@@ -88,6 +95,7 @@ export async function startTelegramFixture(
     model,
     connection,
     events,
+    ledgerPath,
     event(check) {
       const found = events.find(check);
       if (found !== undefined) return Promise.resolve(found);

@@ -35,6 +35,78 @@ interface StoredFile {
 }
 
 type Update = { update_id: number; message: Record<string, unknown> };
+
+/** How a failing Bot API answers: HTTP 500, a connection reset mid-request, or a body that is not JSON. */
+export type ApiFailure = 'http-500' | 'reset' | 'malformed-json';
+
+/** Options of `startTelegramEmulator`. */
+export interface TelegramEmulatorOptions {
+  readonly token?: string;
+  /**
+   * Make a call fail: asked for each Bot API method call (`'file'` for a file download) except `getUpdates`;
+   * undefined lets it through.
+   */
+  readonly failure?: (method: string) => ApiFailure | undefined;
+}
+
+/** Telegram's limit on a message's text, in UTF-16 code units after entity parsing. */
+export const telegramTextLimit = 4096;
+
+/** Characters MarkdownV2 reserves: outside an entity each must be escaped with a preceding '\'. */
+const reservedCharacters = '_*[]()~`>#+-=|{}.!';
+
+/**
+ * The text a user reads of a MarkdownV2 message (escapes and entity markers removed), as Telegram parses it, or
+ * Telegram's error for an unescaped reserved character. Simplified: markers are not checked for balance.
+ */
+export function parseMarkdownV2(text: string): { plain: string } | { error: string } {
+  let plain = '';
+  let code: 'none' | 'inline' | 'pre' = 'none';
+  for (let index = 0; index < text.length; index++) {
+    const character = text[index] as string;
+    if (character === '\\') {
+      const escaped = text[index + 1];
+      if (escaped === undefined)
+        return { error: "Bad Request: can't parse entities: unexpected end of text" };
+      plain += escaped;
+      index++;
+    } else if (code === 'pre' || text.startsWith('```', index)) {
+      if (text.startsWith('```', index)) {
+        index += 2;
+        code = code === 'pre' ? 'none' : 'pre';
+      } else plain += character;
+    } else if (character === '`') {
+      code = code === 'inline' ? 'none' : 'inline';
+    } else if (code === 'inline') {
+      plain += character;
+    } else if (character === ']' && text[index + 1] === '(') {
+      // A link's URL is not part of the text.
+      while (index < text.length && text[index] !== ')') index += text[index] === '\\' ? 2 : 1;
+    } else if (
+      '*_~|['.includes(character) ||
+      (character === '>' && (index === 0 || text[index - 1] === '\n'))
+    ) {
+      // An entity's marker: not part of the text.
+    } else if (reservedCharacters.includes(character)) {
+      return {
+        error: `Bad Request: can't parse entities: Character '${character}' is reserved and must be escaped with the preceding '\\'`,
+      };
+    } else plain += character;
+  }
+  return { plain };
+}
+
+/** A message's text as Telegram counts and checks it: after parsing, when sent with `parse_mode`. */
+function parsedText(body: Record<string, unknown>): { plain: string } | { error: string } {
+  const text = typeof body.text === 'string' ? body.text : '';
+  return body.parse_mode === 'MarkdownV2' ? parseMarkdownV2(text) : { plain: text };
+}
+
+/** The `bot_command` entity Telegram tags a message starting with a command with (`/stop`, `/stop@bot`). */
+export function commandEntities(text: string): { type: 'bot_command'; offset: 0; length: number }[] {
+  const command = /^\/[A-Za-z0-9_]{1,32}(@\w+)?/.exec(text);
+  return command === null ? [] : [{ type: 'bot_command', offset: 0, length: command[0].length }];
+}
 type Waiter = { readonly check: () => boolean; readonly resolve: () => void };
 
 /** A Telegram Bot API emulator on 127.0.0.1 (getUpdates long polling, sendMessage, editMessageText, ...). */
@@ -75,7 +147,9 @@ function answer(response: ServerResponse, status: number, payload: unknown): voi
 }
 
 /** Start the emulator on a free loopback port. */
-export async function startTelegramEmulator(options: { token?: string } = {}): Promise<TelegramEmulator> {
+export async function startTelegramEmulator(
+  options: TelegramEmulatorOptions = {},
+): Promise<TelegramEmulator> {
   const token = options.token ?? '123456:TEST-token_abc';
   const botId = Number(token.split(':')[0]);
   const chats = new Map<number, ChatMessage[]>();
@@ -144,10 +218,27 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
     if (!response.destroyed) answer(response, 200, { ok: true, result: ready() });
   }
 
+  /** Answer the call as a failing Bot API would, when the test asks so; true when it did. */
+  const fail = (method: string, request: IncomingMessage, response: ServerResponse): boolean => {
+    const failure = options.failure?.(method);
+    if (failure === undefined) return false;
+    if (failure === 'reset') response.socket?.destroy();
+    else if (failure === 'malformed-json') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"ok": true, "result": ');
+    } else {
+      // As a failing proxy in front of the Bot API may answer: the request's path (and so the token) echoed.
+      const description = `Internal Server Error: POST ${request.url ?? ''}`;
+      answer(response, 500, { ok: false, error_code: 500, description });
+    }
+    return true;
+  };
+
   let closing = false;
   const server = createServer((request, response) => {
     void (async () => {
       const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(request.url ?? '');
+      if (download !== null && download[1] === token && fail('file', request, response)) return;
       if (download !== null) {
         const file = [...files.values()].find((stored) => stored.path === download[2]);
         if (download[1] !== token || file === undefined) {
@@ -166,6 +257,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
       const method = match[2] as string;
       const body = await readBody(request);
       calls.push({ method, body });
+      if (method !== 'getUpdates' && fail(method, request, response)) return;
       if (method === 'getUpdates') {
         await getUpdates(body, response);
         return;
@@ -201,10 +293,11 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
       if (document === undefined) return queue(wire);
       const fileId = `file-${messageId}`;
       files.set(fileId, { path: `documents/${fileId}`, bytes: Buffer.from(document.content) });
-      const { text, ...rest } = wire;
+      const { text, entities, ...rest } = wire;
       return queue({
         ...rest,
         caption: text,
+        ...(entities === undefined ? {} : { caption_entities: entities }),
         document: {
           file_id: fileId,
           file_unique_id: `u${fileId}`,
@@ -233,6 +326,10 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
   };
 }
 
+/** Telegram's answer to an edit that changes nothing. */
+const notModified =
+  'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message';
+
 const notFound = { ok: false as const, error_code: 404, description: 'Not Found: method not found' };
 
 /** A user's message as Telegram sends it in an update. */
@@ -246,6 +343,8 @@ function wireMessage(message: ChatMessage, userId: number): Record<string, unkno
       : { id: message.chatId, type: 'private', first_name: 'User' },
     from: { id: userId, is_bot: false, first_name: 'User' },
     text: message.text,
+    // Telegram tags a leading command; the Chat SDK's adapter routes a message by this tag.
+    ...(commandEntities(message.text).length === 0 ? {} : { entities: commandEntities(message.text) }),
     ...(isTopic ? { message_thread_id: message.threadId, is_topic_message: true } : {}),
   };
 }
@@ -278,8 +377,10 @@ function createMethods(deps: {
       const chatId = Number(body.chat_id);
       const text = typeof body.text === 'string' ? body.text : '';
       if (!Number.isFinite(chatId)) return badRequest('Bad Request: chat not found');
-      if (text.length === 0) return badRequest('Bad Request: message text is empty');
-      if (text.length > 4096) return badRequest('Bad Request: message is too long');
+      const parsed = parsedText(body);
+      if ('error' in parsed) return badRequest(parsed.error);
+      if (parsed.plain.length === 0) return badRequest('Bad Request: message text is empty');
+      if (parsed.plain.length > telegramTextLimit) return badRequest('Bad Request: message is too long');
       const threadId = body.message_thread_id === undefined ? undefined : Number(body.message_thread_id);
       const message: ChatMessage = {
         chatId,
@@ -299,8 +400,10 @@ function createMethods(deps: {
         (found) => found.messageId === Number(body.message_id) && found.fromBot,
       );
       if (message === undefined) return badRequest('Bad Request: message to edit not found');
-      if (text.length > 4096) return badRequest('Bad Request: message is too long');
-      if (message.text === text) return badRequest('Bad Request: message is not modified');
+      const parsed = parsedText(body);
+      if ('error' in parsed) return badRequest(parsed.error);
+      if (parsed.plain.length > telegramTextLimit) return badRequest('Bad Request: message is too long');
+      if (message.text === text) return badRequest(notModified);
       message.text = text;
       message.edits++;
       return { ok: true, result: { ...wireMessage(message, botId), from: bot, edit_date: 1_700_000_001 } };

@@ -1,9 +1,10 @@
-import type { Chat, Message, Thread } from 'chat';
+import type { Adapter, Chat, Message, SlashCommandEvent, Thread } from 'chat';
 import type { Clock } from '../../core/clock.js';
 import type { DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
+import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';
 import { partsOfMessage } from './chat-attachments.js';
 import { adapterOf, createChatTarget, type ReplyFormat } from './chat-target.js';
 
@@ -31,8 +32,13 @@ export interface ChatSdkAdapterOptions {
   /** The text a thread gets when its run failed or timed out; null: nothing. */
   readonly failureNotice?: string | null;
   readonly clock?: Clock;
-  /** Background failures. @default console.error */
+  /** Background failures, with the platform adapters' secrets (bot tokens) masked. @default console.error */
   readonly onError?: (error: unknown) => void;
+  /**
+   * More secrets to mask in what is logged, rethrown or recorded. The platform adapters' own tokens (e.g. the
+   * Telegram adapter's bot token) are learnt from the adapters, and any `bot<id>:<secret>` URL segment is masked.
+   */
+  readonly secrets?: readonly string[];
 }
 
 /** A Chat connected to a runtime. */
@@ -47,18 +53,42 @@ export function chatSessionKey(thread: Pick<Thread, 'id' | 'adapter'>): string {
   return thread.id.startsWith(prefix) ? thread.id : `${prefix}${thread.id}`;
 }
 
+/** What the handlers share: the options, the secrets scrubber and the scrubbed failure handler. */
+interface ChatContext {
+  readonly options: ChatSdkAdapterOptions;
+  readonly scrubber: SecretScrubber;
+  readonly onError: (error: unknown) => void;
+  /** Remember a platform adapter's secrets (its bot token) for scrubbing. */
+  readonly learn: (adapter: Adapter) => void;
+}
+
+/** Property names under which platform adapters keep their credentials (Telegram's `staticBotToken`, ...). */
+const secretPropertyPattern = /token|secret|password|apikey/i;
+
+/** The credentials a platform adapter holds as own string properties (the Telegram adapter's bot token). */
+function secretsOfAdapter(adapter: Adapter): string[] {
+  return Object.entries(adapter as unknown as Record<string, unknown>)
+    .filter(([name, value]) => secretPropertyPattern.test(name) && typeof value === 'string')
+    .map(([, value]) => value as string);
+}
+
+/** True when `text` is the stop command (`/stop`, or `/stop@botname`). */
+function isStopCommand(text: string, command: string): boolean {
+  return new RegExp(`^/${command}(@\\w+)?$`).test(text);
+}
+
 /** Feed one message to its thread's session; the stop command aborts the run instead. */
-async function receive(options: ChatSdkAdapterOptions, thread: Thread, message: Message): Promise<void> {
+async function receive(context: ChatContext, thread: Thread, message: Message): Promise<void> {
   if (message.author.isMe) return;
+  const { options } = context;
   const session = options.runtime.session(chatSessionKey(thread));
   const command = options.stopCommand ?? 'stop';
   const text = message.text.trim();
-  if (new RegExp(`^/${command}(@\\w+)?$`).test(text)) {
+  if (isStopCommand(text, command)) {
     await session.abort({ reason: `user sent /${command}` });
     return;
   }
-  const onError = options.onError ?? console.error;
-  const { parts, missing } = await partsOfMessage(message, options.attachmentMode ?? 'file', onError);
+  const { parts, missing } = await partsOfMessage(message, options.attachmentMode ?? 'file', context.onError);
   // Not dropped in silence: the agent hears of a file it could not get.
   const said = [text, ...missing.map((name) => `[${name} could not be downloaded]`)].join('\n').trim();
   if (said === '' && parts.length === 0) return;
@@ -74,20 +104,94 @@ async function receive(options: ChatSdkAdapterOptions, thread: Thread, message: 
   );
 }
 
+/** The platform's id of the message that carried a command, as the Chat SDK names messages (`<chat>:<id>`). */
+function commandMessageId(raw: unknown): string | undefined {
+  const message = raw as { message_id?: unknown; chat?: { id?: unknown } } | undefined;
+  if (typeof message?.message_id !== 'number' || typeof message.chat?.id !== 'number') return undefined;
+  return `${message.chat.id}:${message.message_id}`;
+}
+
+/**
+ * A command as the platform tags it (Telegram's `bot_command` entity): the Chat SDK hands it to slash-command
+ * handlers only, never as a message. The stop command aborts the run; any other goes to the session as text.
+ */
+async function receiveCommand(context: ChatContext, event: SlashCommandEvent): Promise<void> {
+  if (event.user.isMe) return;
+  const { options } = context;
+  const session = options.runtime.session(chatSessionKey({ id: event.channel.id, adapter: event.adapter }));
+  const stopCommand = options.stopCommand ?? 'stop';
+  if (event.command === `/${stopCommand}`) {
+    await session.abort({ reason: `user sent /${stopCommand}` });
+    return;
+  }
+  const id = commandMessageId(event.raw);
+  await session.send(
+    {
+      ...(id === undefined ? {} : { id }),
+      text: `${event.command} ${event.text}`.trim(),
+      channel: event.adapter.name,
+      sender: { id: event.user.userId, name: event.user.fullName || event.user.userName },
+    },
+    options.sendOptions,
+  );
+}
+
+/** A handler whose failures leave it scrubbed of secrets (the Chat SDK logs what a handler throws). */
+function scrubbing<Arguments extends unknown[]>(
+  context: ChatContext,
+  handler: (...values: Arguments) => Promise<void>,
+): (...values: Arguments) => Promise<void> {
+  return async (...values) => {
+    try {
+      await handler(...values);
+    } catch (error) {
+      throw context.scrubber.error(error);
+    }
+  };
+}
+
 /**
  * Connect a Chat SDK `Chat` to a runtime: new mentions (the thread is then subscribed) and messages of subscribed
  * threads go to session `<adapter>:<thread id>` with the platform message id as the message id (a redelivery is
- * answered `duplicate`), `/stop` aborts the thread's run, and each run's reply is posted to the thread exactly
- * once through a durable consumer: streamed into one message by edits, or as blocks with `stream: false`.
+ * answered `duplicate`), `/stop` aborts the thread's run (typed as text, or tagged as a command by the platform),
+ * and each run's reply is posted to the thread exactly once through a durable consumer: streamed into one message
+ * by edits, or as blocks with `stream: false`. The adapters' bot tokens never reach a log, an event or the ledger.
  * Create the Chat with `concurrency: 'concurrent'`: agentlanes queues, steers and batches per session itself, and
  * the Chat SDK's default strategy drops a message that arrives while a handler of its thread still runs.
  */
 export function connectChat(chat: Chat, options: ChatSdkAdapterOptions): ChatSdkConnection {
-  chat.onNewMention(async (thread, message) => {
-    await thread.subscribe();
-    await receive(options, thread, message);
-  });
-  chat.onSubscribedMessage((thread, message) => receive(options, thread, message));
+  const secrets = new Set(options.secrets ?? []);
+  const learnt = new WeakSet<Adapter>();
+  const scrubber = createSecretScrubber(() => secrets);
+  const context: ChatContext = {
+    options,
+    scrubber,
+    onError: scrubber.wrap(options.onError ?? console.error),
+    learn(adapter) {
+      if (learnt.has(adapter)) return;
+      learnt.add(adapter);
+      for (const secret of secretsOfAdapter(adapter)) secrets.add(secret);
+    },
+  };
+  chat.onNewMention(
+    scrubbing(context, async (thread: Thread, message: Message) => {
+      context.learn(thread.adapter);
+      await thread.subscribe();
+      await receive(context, thread, message);
+    }),
+  );
+  chat.onSubscribedMessage(
+    scrubbing(context, async (thread: Thread, message: Message) => {
+      context.learn(thread.adapter);
+      await receive(context, thread, message);
+    }),
+  );
+  chat.onSlashCommand(
+    scrubbing(context, async (event: SlashCommandEvent) => {
+      context.learn(event.adapter);
+      await receiveCommand(context, event);
+    }),
+  );
   const targetOptions = {
     format: options.format ?? 'markdown',
     stream: options.stream ?? true,
@@ -97,10 +201,13 @@ export function connectChat(chat: Chat, options: ChatSdkAdapterOptions): ChatSdk
     runtime: options.runtime,
     ledger: options.ledger,
     consumer: options.consumer ?? 'chat-sdk',
-    targetFor: (sessionKey) =>
-      adapterOf(chat, sessionKey) === undefined
-        ? undefined
-        : createChatTarget(chat, sessionKey, targetOptions),
+    targetFor: (sessionKey) => {
+      const adapter = adapterOf(chat, sessionKey);
+      if (adapter === undefined) return undefined;
+      context.learn(adapter);
+      return createChatTarget(chat, sessionKey, targetOptions);
+    },
+    secrets: () => secrets,
     ...(options.interruptedNotice === undefined ? {} : { interruptedNotice: options.interruptedNotice }),
     ...(options.failureNotice === undefined ? {} : { failureNotice: options.failureNotice }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),

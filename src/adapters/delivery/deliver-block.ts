@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { DeliveryIntent, DeliveryStore } from '../../ledger/index.js';
 import type { ReplyTarget } from './reply-target.js';
+import { describeError } from './secret-scrubber.js';
 
 /** A run's reply streamed into one platform message (platforms that can edit): its id and text so far. */
 export interface StreamedMessage {
@@ -15,6 +16,8 @@ export interface BlockDeliveryContext {
   readonly clock: Clock;
   /** The message each run's reply streams into, by run id (in memory: lost on restart, then a new one starts). */
   readonly streams: Map<string, StreamedMessage>;
+  /** Mask secrets (the bot token) in a text that is recorded or reported. */
+  readonly scrub: (text: string) => string;
   /** Report a block recorded in doubt (a `delivery.in_doubt` event of its session). */
   readonly reportInDoubt: (intent: DeliveryIntent, reason: string) => Promise<void>;
 }
@@ -29,13 +32,10 @@ export interface BlockToDeliver {
   readonly target: ReplyTarget;
 }
 
-/** Bot tokens in URLs (Telegram's `bot<id>:<secret>`): never copied into a reason. */
-const tokenPattern = /bot\d+:[\w-]+/g;
-
-/** A short reason from a send failure, with nothing that could be a token. */
-function failureReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return `send failed: ${message.replace(tokenPattern, 'bot***').slice(0, 300)}`;
+/** A short reason from a send failure (its chain of causes), with nothing that could be a token. */
+function failureReason(context: BlockDeliveryContext, error: unknown): string {
+  const scrubbed = context.scrub(describeError(error));
+  return `send failed: ${scrubbed.slice(0, 300)}`;
 }
 
 /** Send the block: edit it into the run's streamed message when it fits, else post it as a new message. */
@@ -110,7 +110,7 @@ export async function deliverBlock(context: BlockDeliveryContext, block: BlockTo
     platformMessageId = await send(context, block);
   } catch (error) {
     // Not retried: a failure may come after the platform took the message, and a retry could duplicate it.
-    await doubt(context, intent, failureReason(error));
+    await doubt(context, intent, failureReason(context, error));
     return;
   }
   await ledger.recordDelivery({

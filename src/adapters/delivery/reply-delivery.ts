@@ -4,6 +4,7 @@ import type { EventOf, RuntimeEvent } from '../../core/events.js';
 import { interruptedNoticeIndex, type DeliveryStore } from '../../ledger/index.js';
 import type { Runtime } from '../../runtime/index.js';
 import { deliverBlock, type BlockDeliveryContext } from './deliver-block.js';
+import { createSecretScrubber } from './secret-scrubber.js';
 import {
   defaultFailureNotice,
   defaultInterruptedNotice,
@@ -27,8 +28,13 @@ export interface ReplyDeliveryOptions {
   /** Typing indicator repeat (ms) while a run streams. @default 4000 */
   readonly typingEveryMs?: number;
   readonly clock?: Clock;
-  /** Background failures (a platform call that threw outside a delivery). @default console.error */
+  /** Background failures (a platform call that threw outside a delivery), secrets masked. @default console.error */
   readonly onError?: (error: unknown) => void;
+  /**
+   * The secrets to mask (the bot token) in what the loop reports: errors handed to `onError` and the reasons of
+   * `delivery.in_doubt` events. Read at each use. A `bot<id>:<secret>` URL segment is masked in any case.
+   */
+  readonly secrets?: () => Iterable<string>;
 }
 
 /** A running delivery loop. */
@@ -48,6 +54,8 @@ const liveWindowMs = 30_000;
 interface LoopState extends BlockDeliveryContext {
   readonly options: ReplyDeliveryOptions;
   readonly typing: Map<string, TimerHandle>;
+  /** Background failures, scrubbed of secrets. */
+  readonly onError: (error: unknown) => void;
 }
 
 /** Keep the typing indicator up for a run until it ends (Telegram shows one for about 5 s). */
@@ -55,7 +63,7 @@ function startTyping(state: LoopState, runId: string, target: ReplyTarget): void
   const { clock } = state;
   const every = state.options.typingEveryMs ?? 4000;
   const show = (): void => {
-    target.typing?.().catch(state.options.onError ?? console.error);
+    target.typing?.().catch(state.onError);
     state.typing.set(runId, clock.setTimeout(show, every));
   };
   show();
@@ -111,9 +119,14 @@ async function handle(state: LoopState, event: RuntimeEvent): Promise<void> {
 export function startReplyDelivery(options: ReplyDeliveryOptions): ReplyDelivery {
   const controller = new AbortController();
   const clock = options.clock ?? systemClock;
-  const onError = options.onError ?? ((error: unknown) => console.error('agentlanes delivery:', error));
+  const scrubber = createSecretScrubber(options.secrets ?? (() => []));
+  const onError = scrubber.wrap(
+    options.onError ?? ((error: unknown) => console.error('agentlanes delivery:', error)),
+  );
   const state: LoopState = {
     options,
+    onError,
+    scrub: scrubber.text,
     ledger: options.ledger,
     consumer: options.consumer,
     clock,

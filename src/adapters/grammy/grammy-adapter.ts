@@ -5,6 +5,7 @@ import type { DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
+import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';
 import { attachmentOf, downloadAttachment, type BinaryPart } from './telegram-attachments.js';
 import { telegramPlaceOf, telegramSessionKey } from './telegram-keys.js';
 import { createTelegramTarget } from './telegram-target.js';
@@ -29,7 +30,7 @@ export interface GrammyAdapterOptions {
   /** The text a chat gets when its run failed or timed out; null: nothing. */
   readonly failureNotice?: string | null;
   readonly clock?: Clock;
-  /** Background failures. @default console.error */
+  /** Background failures, with the bot token masked. @default console.error */
   readonly onError?: (error: unknown) => void;
 }
 
@@ -50,6 +51,7 @@ function isCommand(text: string, command: string): boolean {
 async function inboundOf(
   bot: Bot,
   options: GrammyAdapterOptions,
+  onError: (error: unknown) => void,
   message: Message,
 ): Promise<{ text?: string; parts?: BinaryPart[] } | undefined> {
   const text = message.text ?? message.caption;
@@ -65,15 +67,20 @@ async function inboundOf(
     return { ...(text === undefined ? {} : { text }), parts: [part] };
   } catch (error) {
     // Not dropped in silence: the agent hears of the file it could not get.
-    (options.onError ?? console.error)(error);
+    onError(error);
     return { text: `${text ?? ''}\n[${attachment.name} could not be downloaded]`.trim() };
   }
 }
 
 /** The middleware: a message goes to the session of its chat (and topic), with its message id. */
-function createMiddleware(bot: Bot, options: GrammyAdapterOptions): MiddlewareFn<Context> {
+function createMiddleware(
+  bot: Bot,
+  options: GrammyAdapterOptions,
+  scrubber: SecretScrubber,
+): MiddlewareFn<Context> {
   const stopCommand = options.stopCommand ?? 'stop';
-  return async (context, next) => {
+  const onError = scrubber.wrap(options.onError ?? console.error);
+  const handle: MiddlewareFn<Context> = async (context, next) => {
     const message = context.message;
     if (message === undefined) return next();
     const threadId = message.is_topic_message === true ? message.message_thread_id : undefined;
@@ -86,7 +93,7 @@ function createMiddleware(bot: Bot, options: GrammyAdapterOptions): MiddlewareFn
       await session.abort({ reason: `user sent /${stopCommand}` });
       return;
     }
-    const content = await inboundOf(bot, options, message);
+    const content = await inboundOf(bot, options, onError, message);
     if (content === undefined) return next();
     const from = message.from;
     const input = {
@@ -97,6 +104,14 @@ function createMiddleware(bot: Bot, options: GrammyAdapterOptions): MiddlewareFn
     };
     await session.send(input, options.sendOptions);
   };
+  // grammY hands what a middleware throws to the bot's error handler, which logs it: the token never goes there.
+  return async (context, next) => {
+    try {
+      await handle(context, next);
+    } catch (error) {
+      throw scrubber.error(error);
+    }
+  };
 }
 
 /**
@@ -104,10 +119,12 @@ function createMiddleware(bot: Bot, options: GrammyAdapterOptions): MiddlewareFn
  * parts) go to session `telegram:<chat id>` (plus
  * `:<message_thread_id>` in a forum topic) with the Telegram message id as the message id (a redelivered update is
  * answered `duplicate`), `/stop` aborts the chat's run, and the runs' reply blocks are sent back exactly once
- * through a durable consumer, with a typing indicator while a run streams.
+ * through a durable consumer, with a typing indicator while a run streams. The bot token is masked in every
+ * error the adapter logs, rethrows or records.
  */
 export function connectGrammy(bot: Bot, options: GrammyAdapterOptions): GrammyConnection {
-  const middleware = createMiddleware(bot, options);
+  const scrubber = createSecretScrubber(() => [bot.token]);
+  const middleware = createMiddleware(bot, options, scrubber);
   bot.use(middleware);
   const delivery = startReplyDelivery({
     runtime: options.runtime,
@@ -117,6 +134,7 @@ export function connectGrammy(bot: Bot, options: GrammyAdapterOptions): GrammyCo
       const place = telegramPlaceOf(sessionKey);
       return place === undefined ? undefined : createTelegramTarget(bot.api, place);
     },
+    secrets: () => [bot.token],
     ...(options.interruptedNotice === undefined ? {} : { interruptedNotice: options.interruptedNotice }),
     ...(options.failureNotice === undefined ? {} : { failureNotice: options.failureNotice }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
