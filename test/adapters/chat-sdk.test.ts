@@ -103,4 +103,24 @@ describe('connectChat', () => {
       fixture.model.requests.filter((request) => request.messages.at(-1)?.content === 'hello'),
     ).toHaveLength(1);
   });
+
+  it('aborts the streaming run when /stop comes tagged as a bot_command, as Telegram sends it', async () => {
+    fixture = await startChatFixture([{ text: 'A long answer that keeps going.', tokenDelayMs: 100 }]);
+    const { emulator } = fixture;
+    emulator.userSends({ chatId: 37, text: 'tell me everything' });
+    await fixture.event((event) => event.type === 'assistant.delta');
+    const stop = emulator.userSends({ chatId: 37, text: '/stop@lanes_bot' });
+    expect(stop.message.entities).toEqual([{ type: 'bot_command', offset: 0, length: 15 }]);
+    const ended = await fixture.event((event) => event.type === 'run.ended');
+    expect(ended).toMatchObject({ sessionKey: 'telegram:37', status: 'aborted' });
+  });
+
+  it('gives the session any other command as text when the platform tags it as a command', async () => {
+    fixture = await startChatFixture([{ text: 'Here is some help.' }]);
+    const { emulator } = fixture;
+    emulator.userSends({ chatId: 38, text: '/help me please' });
+    const received = await fixture.event((event) => event.type === 'message.received');
+    expect(received).toMatchObject({ sessionKey: 'telegram:38', text: '/help me please' });
+    await emulator.until(() => unescaped(emulator.botMessages(38)[0]?.text ?? '') === 'Here is some help.');
+  });
 });
