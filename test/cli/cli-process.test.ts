@@ -68,5 +68,6 @@ describe('agentlanes (bin)', () => {
       stdout: '',
       stderr: 'agentlanes: no events for session "telegram:nobody"\n',
     });
-  });
+    // Three child processes that each load tsx: a budget against a hang, generous for a loaded machine.
+  }, 120_000);
 });
