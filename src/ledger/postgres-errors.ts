@@ -62,9 +62,9 @@ export function passwordOf(connectionString: string): string | undefined {
 
 /**
  * What a failure of the Postgres ledger is for its callers: RuntimeErrors pass through; a connection failure is
- * `ledger_unavailable` naming the redacted connection string; a unique violation is `invalid_input`. The original
- * error is not kept as the cause of `ledger_unavailable` (its fields could echo the configuration); its message
- * is, with the password scrubbed.
+ * `ledger_unavailable` naming the redacted connection string; a unique violation or a value Postgres cannot
+ * hold (U+0000) is `invalid_input`. The original error is not kept as the cause of `ledger_unavailable` (its
+ * fields could echo the configuration); its message is, with the password scrubbed.
  */
 export function translatePostgresError(error: unknown, connectionString: string): Error {
   if (isRuntimeError(error)) return error;
@@ -80,8 +80,14 @@ export function translatePostgresError(error: unknown, connectionString: string)
       },
     );
   }
-  if ((error as { code?: unknown }).code === '23505') {
+  const code = (error as { code?: unknown }).code;
+  if (code === '23505') {
     return new RuntimeError('invalid_input', `already recorded: ${message}`);
+  }
+  // 22021: U+0000 in text; 22P05: \u0000 in JSONB. The runtime refuses both at the door; this is the backstop,
+  // so a value Postgres cannot hold is the caller's error, never a `ledger_unavailable` a client would retry.
+  if (code === '22021' || code === '22P05') {
+    return new RuntimeError('invalid_input', `a value the ledger cannot store: ${message}`);
   }
   return error instanceof Error ? error : new Error(message);
 }

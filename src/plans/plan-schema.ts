@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RuntimeError } from '../core/errors.js';
+import { assertInputBounds } from '../core/input-bounds.js';
 
 /** How a plan runs: `preview` resolves without executing, `approval` pauses for approval, `auto` runs. */
 export const planModes = ['preview', 'approval', 'auto'] as const;
@@ -63,12 +64,17 @@ function parseOrThrow<T>(schema: z.ZodType<T>, input: unknown, what: string): T 
   });
 }
 
-/** Validate a plan; throws `invalid_input` naming each bad field (`plan.steps.1.id: …`). */
+/**
+ * Validate a plan; throws `invalid_input` naming each bad field (`plan.steps.1.id: …`), or the first value past the
+ * input bounds (nested too deep, too large, text no ledger stores), checked before anything reads it.
+ */
 export function parsePlan(input: unknown): Plan {
+  assertInputBounds('executePlan', input, 'plan');
   return parseOrThrow(planSchema, input, 'plan');
 }
 
 /** Validate plan options and fill in defaults (`undefined` means all defaults); throws `invalid_input`. */
 export function parsePlanOptions(input: unknown): PlanOptions {
+  assertInputBounds('executePlan', input, 'options');
   return parseOrThrow(planOptionsSchema, input ?? {}, 'options');
 }

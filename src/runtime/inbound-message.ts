@@ -1,16 +1,14 @@
 import { z } from 'zod';
 import { RuntimeError } from '../core/errors.js';
+import { storableString } from '../core/input-bounds.js';
 import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
 import { messagePartSchema } from './message-parts.js';
 
-/** True when `text` holds no lone UTF-16 surrogate (it would be stored as a replacement character: lossy). */
-export function isWellFormed(text: string): boolean {
-  return !/\p{Cs}/u.test(text);
-}
-
-/** A string without lone surrogates, so what is stored is what was sent. */
-export const wellFormed = () =>
-  z.string().refine(isWellFormed, 'contains a lone UTF-16 surrogate (not valid Unicode text)');
+/**
+ * A string every ledger stores as it is: no lone surrogate (it would be stored as a replacement character) and no
+ * U+0000 (Postgres cannot hold it, SQLite can: refused at the door so both ledgers take the same inputs).
+ */
+export const wellFormed = storableString;
 
 /** An inbound chat message as a bot hands it over. */
 export const inboundMessageSchema = z

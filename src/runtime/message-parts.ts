@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { partModes } from '../core/attachments.js';
+import { storableString } from '../core/input-bounds.js';
 
 /** A media type as `type/subtype` (parameters are not taken). */
 const mediaTypeSchema = z
@@ -13,16 +14,16 @@ const mediaTypeSchema = z
 
 /** `file` (stored in the session's workspace, referenced by path in the prompt) or `inline` (in the model's context). */
 const modeSchema = z.enum(partModes).default('file');
-const nameSchema = z.string().min(1).max(255);
+const nameSchema = storableString().min(1).max(255);
 
 /** One content part of an inbound message (docs/attachments.md). */
 export const messagePartSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string().min(1).max(200_000) }).strict(),
+  z.object({ type: z.literal('text'), text: storableString().min(1).max(200_000) }).strict(),
   z
     .object({
       type: z.literal('url'),
       /** An http(s) address, downloaded into the workspace (both modes). */
-      url: z.string().min(1).max(8192),
+      url: storableString().min(1).max(8192),
       mode: modeSchema,
       name: nameSchema.optional(),
       /** When given, the response's content type must be this one. */
@@ -33,7 +34,7 @@ export const messagePartSchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('file'),
       /** A path inside the workspace root (relative to it, or absolute); copied into the session's directory. */
-      path: z.string().min(1).max(4096),
+      path: storableString().min(1).max(4096),
       mode: modeSchema,
       name: nameSchema.optional(),
       /** @default from the file name's extension, else application/octet-stream */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { LiveSession } from '../actors/session-registry.js';
 import { RuntimeError, isRuntimeError } from '../core/errors.js';
+import { assertInputBounds } from '../core/input-bounds.js';
 import { buildPlanGraph } from '../plans/plan-graph.js';
 import { parsePlan, parsePlanOptions, type Plan, type PlanOptions } from '../plans/plan-schema.js';
 import { planStepIds, rootStepId } from '../plans/step-ids.js';
@@ -68,6 +69,7 @@ export async function approvePlan(
   session: LiveSession,
   input: ApprovePlanInput,
 ): Promise<PlanRunResult> {
+  assertInputBounds('approvePlan', input, 'approvePlan');
   const parsed = approvePlanSchema.safeParse(input);
   if (!parsed.success)
     throw new RuntimeError('invalid_input', `approvePlan: ${z.prettifyError(parsed.error)}`);

@@ -1,5 +1,6 @@
 import { heldPlans, pausedPlanOf } from '../actors/session-plans.js';
 import { RuntimeError } from '../core/errors.js';
+import { storableTextProblem } from '../core/input-bounds.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import { endHeldPlan } from '../runner/plan-end.js';
 import { abortUndos } from '../runner/undo-run.js';
@@ -22,6 +23,9 @@ export function abortSession(internals: RuntimeInternals, key: string, reason: u
   if (typeof reason !== 'string') {
     return Promise.reject(new RuntimeError('invalid_input', 'abort: reason must be a string'));
   }
+  const problem = storableTextProblem(reason);
+  if (problem !== undefined)
+    return Promise.reject(new RuntimeError('invalid_input', `abort: reason ${problem}`));
   const plans = [...(internals.work.plans.get(key)?.values() ?? [])];
   for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', reason));
   const undos = abortUndos(internals.work, key, reason);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { LiveSession } from '../actors/session-registry.js';
 import { approvalDecisions, approvalMemories } from '../core/approvals.js';
 import { RuntimeError } from '../core/errors.js';
+import { assertInputBounds } from '../core/input-bounds.js';
 import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
 import { settleApproval, settleSupplied, type WaitingCall } from '../runner/pause-decisions.js';
 import { serialize } from '../runner/tool-call.js';
@@ -46,7 +47,12 @@ export type SupplyInput =
       readonly error: string | { readonly message: string };
     };
 
+/**
+ * Validate a decision before anything reads it: the whole input within the input bounds (nesting, size, no text a
+ * ledger cannot store), so a bad one is `invalid_input` and the call stays waiting, never spent.
+ */
 function parse<T>(schema: z.ZodType<T>, what: string, input: unknown): T {
+  assertInputBounds(what, input, what);
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);

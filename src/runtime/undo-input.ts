@@ -1,4 +1,5 @@
 import { RuntimeError } from '../core/errors.js';
+import { storableTextProblem } from '../core/input-bounds.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 /** Check that `runId` names an ended run of this session; `not_found` or `invalid_input` otherwise. */
@@ -10,6 +11,8 @@ export async function assertUndoable(
   if (typeof runId !== 'string' || runId.length === 0) {
     throw new RuntimeError('invalid_input', 'undo: runId must be a non-empty string');
   }
+  const problem = storableTextProblem(runId);
+  if (problem !== undefined) throw new RuntimeError('invalid_input', `undo: runId ${problem}`);
   const run = await internals.services.ledger.getRun(runId);
   if (run === undefined || run.sessionKey !== sessionKey) {
     throw new RuntimeError('not_found', `undo: session "${sessionKey}" has no run "${runId}"`);
