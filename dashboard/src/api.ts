@@ -106,6 +106,9 @@ export function createApi(token: string, fetchImpl: typeof fetch = fetch.bind(gl
     request(url, { method: 'POST', body: JSON.stringify(body) });
   return {
     token,
+    /** What the token may do (`GET /v1/capabilities`): its capabilities and, for a scoped one, its prefixes. */
+    capabilities: async () =>
+      (await request('/v1/capabilities')) as { can: string[]; sessionKeyPrefixes?: string[] },
     stats: async () => (await request('/v1/stats')) as StatsResponse,
     sessionPage: async (after?: string) => {
       const query = new URLSearchParams({ limit: '500', ...(after === undefined ? {} : { after }) });

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDashboard, token, type Context } from './support/page-fixture.js';
+import { readerToken, scopedToken, startDashboard, token, type Context } from './support/page-fixture.js';
 
 // The README's screenshot is rewritten only on request (AGENTLANES_SCREENSHOTS=docs), so a test run leaves the tree clean.
 const screenshots =
@@ -60,6 +60,19 @@ describe('the dashboard page', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('The server refused this token.');
     expect(await page.evaluate('sessionStorage.getItem("agentlanes.token")')).toBeNull();
+  });
+
+  it('refuses a token that the server accepts but that is no operator token', async () => {
+    const { page } = context;
+    for (const [candidate, reason] of [
+      [scopedToken, 'This token is scoped to some sessions; the dashboard needs an operator token.'],
+      [readerToken, 'This token lacks the "operate" capability; the dashboard needs an operator token.'],
+    ] as const) {
+      await page.getByLabel('API token').fill(candidate);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toBe(reason);
+      expect(await page.evaluate('sessionStorage.getItem("agentlanes.token")')).toBeNull();
+    }
   });
 
   it('signs in with the token, keeps it in sessionStorage and never in the URL', async () => {

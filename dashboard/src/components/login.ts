@@ -2,7 +2,21 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { ApiError, createApi } from '../api.js';
 
-/** The sign-in form: checks the token against `/v1/stats` before the page keeps it. */
+/** Why a token that the server accepts is still no operator's, or undefined when it is one. */
+function notAnOperator(grant: { can: string[]; sessionKeyPrefixes?: string[] }): string | undefined {
+  if (grant.sessionKeyPrefixes !== undefined) {
+    return 'This token is scoped to some sessions; the dashboard needs an operator token.';
+  }
+  if (!grant.can.includes('operate')) {
+    return 'This token lacks the "operate" capability; the dashboard needs an operator token.';
+  }
+  return undefined;
+}
+
+/**
+ * The sign-in form: keeps a token only once the server says it is an operator's (unscoped, with `operate`) and
+ * it reads `/v1/stats`.
+ */
 export function Login(props: { onToken: (token: string) => void; notice?: string | undefined }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | undefined>(props.notice);
@@ -12,7 +26,13 @@ export function Login(props: { onToken: (token: string) => void; notice?: string
     setBusy(true);
     setError(undefined);
     try {
-      await createApi(token.trim()).stats();
+      const api = createApi(token.trim());
+      const refusal = notAnOperator(await api.capabilities());
+      if (refusal !== undefined) {
+        setError(refusal);
+        return;
+      }
+      await api.stats();
       props.onToken(token.trim());
     } catch (caught) {
       const refused = caught instanceof ApiError && (caught.status === 401 || caught.status === 403);
@@ -25,7 +45,10 @@ export function Login(props: { onToken: (token: string) => void; notice?: string
     <main class="login">
       <h1>agentlanes</h1>
       <form onSubmit=${submit} aria-describedby="login-help">
-        <p id="login-help">Sign in with one of the server's API tokens. It is kept for this tab only.</p>
+        <p id="login-help">
+          Sign in with an operator token of the server (not scoped to sessions, with the "operate"
+          capability). It is kept for this tab only.
+        </p>
         <label for="token">API token</label>
         <input
           id="token"

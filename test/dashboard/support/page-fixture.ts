@@ -15,8 +15,12 @@ import {
 import { launchChromium } from './browser.js';
 import { buildDashboardPage } from './build-page.js';
 
-/** The server's one bearer token. */
+/** The server's operator token (unscoped, every capability). */
 export const token = 'dashboard-test-token-0123456789';
+/** A chat client's token: scoped to `web:` sessions. */
+export const scopedToken = 'dashboard-web-token-0123456789';
+/** A monitoring token: unscoped, reading only. */
+export const readerToken = 'dashboard-reader-token-0123456789';
 
 /** The last user message of a request (what the chat asked), and whether a tool answered since. */
 function asked(request: ScriptedRequest): { text: string; answered: boolean } {
@@ -94,7 +98,17 @@ export async function startDashboard(): Promise<Context> {
     tools: [refund, lookup],
     clock,
   });
-  const server = createServer(runtime, { auth: { tokens: [{ token }] }, clock, dashboard: { assetsDir } });
+  const server = createServer(runtime, {
+    auth: {
+      tokens: [
+        { token },
+        { token: scopedToken, sessionKeyPrefixes: ['web:'] },
+        { token: readerToken, can: ['read'] },
+      ],
+    },
+    clock,
+    dashboard: { assetsDir },
+  });
   const listening = await server.listen({ port: 0 });
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
