@@ -2,11 +2,15 @@ import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
 import type { PostgresLedger } from '../ledger/postgres-ledger.js';
+import { leaseFence } from './session-owners.js';
 
 /** The ledger a worker of a cluster uses: every write of a session goes through that session's fence. */
 export interface ClusterLedger extends Ledger {
-  /** Write `sessionKey` under `epoch` from now on (this worker just claimed it in the ledger). */
-  hold(sessionKey: string, epoch: number): void;
+  /**
+   * Write `sessionKey` under `epoch` and the lease of `workerId` from now on (this worker just claimed it): a write
+   * is refused once another worker claimed the session, and no transaction commits after that lease ended.
+   */
+  hold(sessionKey: string, epoch: number, workerId: string): void;
   /** Stop writing `sessionKey`: later writes of it are refused `fenced` here, without a round trip. */
   release(sessionKey: string): void;
 }
@@ -120,8 +124,8 @@ export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger {
     ...ledger,
     ...runs.reads,
     ...sessionWrites(ledger, view, withRun, runs.learn),
-    hold(sessionKey, epoch) {
-      views.set(sessionKey, ledger.fenced({ sessionKey, epoch }));
+    hold(sessionKey, epoch, workerId) {
+      views.set(sessionKey, ledger.fenced({ sessionKey, epoch, lease: leaseFence(workerId) }));
     },
     release(sessionKey) {
       views.delete(sessionKey);

@@ -71,6 +71,19 @@ export const clusterMigrations: readonly string[] = [
     claimed_at BIGINT NOT NULL
   );
   `,
+  // The lease check a fenced transaction runs last, in its COMMIT's message (session-owners.ts, leaseFence).
+  `
+  CREATE FUNCTION cluster_lease_check(holder TEXT) RETURNS BOOLEAN LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM cluster_workers
+        WHERE worker_id = holder AND lease_until > (extract(epoch from clock_timestamp()) * 1000)::bigint) THEN
+      RAISE EXCEPTION 'the lease of worker % ended before its transaction committed', holder
+        USING ERRCODE = 'P0001';
+    END IF;
+    RETURN true;
+  END $$;
+  `,
 ];
 
 /** The database's clock in milliseconds, as SQL (every lease and rate window is measured on it). */

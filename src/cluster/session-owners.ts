@@ -1,3 +1,4 @@
+import type { FenceLease } from '../ledger/postgres-fence.js';
 import type { ClusterDatabase, ClusterQuery } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 
@@ -9,27 +10,60 @@ export type Ownership =
 const ownerAlive = (owners: string): string =>
   `EXISTS (SELECT 1 FROM cluster_workers w WHERE w.worker_id = ${owners}.worker_id AND w.lease_until > ${nowMs})`;
 
+/** SQL: `text` as a string literal (standard_conforming_strings: only quotes are special). */
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
 /**
- * Claim `key` for `workerId` unless a live worker holds it. A claim from another (dead) worker bumps the owner
- * row's epoch; a claim of a row this worker already holds changes nothing. One statement, so two workers racing
- * for one session cannot both win.
+ * The fence's lease for sessions `workerId` claimed: no transaction writing them outlives its lease, and none
+ * commits once it ended (checked in SQL on the database's clock, last before COMMIT).
+ */
+export function leaseFence(workerId: string): FenceLease {
+  return {
+    holder: workerId,
+    remainingMs: `(SELECT w.lease_until - ${nowMs} FROM cluster_workers w WHERE w.worker_id = $3)`,
+    commitCheck: `SELECT cluster_lease_check(${literal(workerId)})`,
+  };
+}
+
+/**
+ * The claim and the fence in one transaction: the owner row, then the session's epoch in the ledger (its record
+ * created when missing), which waits for the transactions still writing the session under the old epoch (they
+ * hold its row, and none outlives its writer's lease), then the owner row's epoch and time. So every write of the
+ * old owner committed before the claim, and every later one is refused by the new epoch.
+ */
+const claimStatements = {
+  owner: `INSERT INTO cluster_owners AS o (session_key, worker_id, epoch, claimed_at) VALUES ($1, $2, 0, ${nowMs})
+     ON CONFLICT (session_key) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at
+       WHERE o.worker_id = excluded.worker_id OR NOT ${ownerAlive('o')}
+     RETURNING worker_id`,
+  epoch: `INSERT INTO sessions (session_key, override, snapshot, epoch, last_seq, updated_at)
+       VALUES ($1, '{}', NULL, 1, 0, ${nowMs})
+     ON CONFLICT (session_key) DO UPDATE SET epoch = sessions.epoch + 1, updated_at = excluded.updated_at
+     RETURNING epoch`,
+  stamp: `UPDATE cluster_owners SET epoch = $2, claimed_at = ${nowMs} WHERE session_key = $1`,
+};
+
+/**
+ * Claim `key` for `workerId` unless a live worker holds it: the owner row and the session's epoch (the fence) move
+ * in one transaction, so two workers racing for one session cannot both win, and nothing the previous owner writes
+ * lands after the claim. The owner row's epoch is the session's.
  */
 export async function claimSession(
   database: ClusterDatabase,
   key: string,
   workerId: string,
 ): Promise<Ownership> {
-  const claimed = await database.query<{ epoch: number }>(
-    `INSERT INTO cluster_owners AS o (session_key, worker_id, epoch, claimed_at) VALUES ($1, $2, 1, ${nowMs})
-     ON CONFLICT (session_key) DO UPDATE
-       SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
-           epoch = CASE WHEN o.worker_id = excluded.worker_id THEN o.epoch ELSE o.epoch + 1 END
-       WHERE o.worker_id = excluded.worker_id OR NOT ${ownerAlive('o')}
-     RETURNING epoch`,
-    [key, workerId],
-  );
-  const row = claimed.rows[0];
-  if (row !== undefined) return { mine: true, epoch: row.epoch };
+  const epoch = await database.transaction(async (query) => {
+    const claimed = await query(claimStatements.owner, [key, workerId]);
+    if (claimed.rowCount === 0) return undefined;
+    const bumped = await query<{ epoch: number }>(claimStatements.epoch, [key]);
+    const value = bumped.rows[0]?.epoch ?? 0;
+    await query(claimStatements.stamp, [key, value]);
+    return value;
+  });
+  if (epoch !== undefined) return { mine: true, epoch };
   const owner = await database.query<{ worker_id: string }>(
     'SELECT worker_id FROM cluster_owners WHERE session_key = $1',
     [key],

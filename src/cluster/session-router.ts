@@ -13,10 +13,11 @@ import {
 /** What the router asks of the runtime it serves. */
 export interface ClusterHost {
   /**
-   * This worker just claimed `sessionKey` at owner epoch `epoch`: fence out the previous owner, close the runs it
-   * left open as crashed, and bring the session live (which queues its pending messages in order).
+   * This worker (as `workerId`) just claimed `sessionKey`, which moved its epoch to `epoch` (the previous owner is
+   * fenced out already): write it under that epoch and lease, close the runs the previous owner left open as
+   * crashed, and bring the session live (which queues its pending messages in order).
    */
-  adopt(sessionKey: string, epoch: number): Promise<void>;
+  adopt(sessionKey: string, epoch: number, workerId: string): Promise<void>;
   /** Run a forwarded call on the live session (this worker holds it). */
   serve(request: Request): Promise<unknown>;
   /** This worker's lease ran out: these sessions are someone else's; stop them without writing. */
@@ -81,7 +82,7 @@ function createHold(deps: RouterDeps, epochs: Map<string, number>) {
     if (!ownership.mine) return ownership.workerId;
     epochs.set(key, ownership.epoch);
     try {
-      await deps.host().adopt(key, ownership.epoch);
+      await deps.host().adopt(key, ownership.epoch, workerId);
     } catch (error) {
       epochs.delete(key);
       await releaseSession(database, key, workerId).catch(() => undefined);

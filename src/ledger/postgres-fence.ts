@@ -3,12 +3,30 @@ import type { RuntimeEvent } from '../core/events.js';
 import type { PostgresAccess } from './postgres-access.js';
 import type { PostgresEventWriter } from './postgres-event-writer.js';
 import { insertEvents } from './postgres-event-writer.js';
-import type { PostgresQuery } from './postgres-queue.js';
+import { checkBeforeCommit, type PostgresQuery } from './postgres-queue.js';
 
-/** Who may write a session: the epoch its owner claimed. */
+/** Who may write a session: the epoch its owner claimed, and the lease it claimed it under (on a cluster). */
 export interface SessionFence {
   readonly sessionKey: string;
   readonly epoch: number;
+  /** The lease no transaction writing the session may outlive; none: the epoch alone fences. */
+  readonly lease?: FenceLease | undefined;
+}
+
+/**
+ * A lease measured on the database's clock (a cluster worker's, see src/cluster/worker-lease.ts). A transaction
+ * that writes the fenced session learns at its first write how long the lease still runs and may not run longer
+ * (its statement, lock and idle-in-transaction timeouts are cut to it), and checks the lease again last, in its
+ * COMMIT's own message: so it never commits after the lease ended, and never holds the session's row (which a new
+ * owner's claim must lock) for longer than the lease.
+ */
+export interface FenceLease {
+  /** Who holds the lease: `$3` of `remainingMs`. */
+  readonly holder: string;
+  /** A scalar SQL expression: the milliseconds the lease of `$3` still runs (NULL or ≤ 0 once it ended). */
+  readonly remainingMs: string;
+  /** A statement (its values inlined) that raises once the lease ended, run last before COMMIT. */
+  readonly commitCheck: string;
 }
 
 // FOR SHARE holds the session row until this transaction ends: a claim (an UPDATE of the row) waits for it, so no
@@ -19,16 +37,57 @@ const claimSql = `INSERT INTO sessions (session_key, override, snapshot, epoch, 
   ON CONFLICT (session_key) DO UPDATE SET epoch = sessions.epoch + 1, updated_at = excluded.updated_at
   RETURNING epoch`;
 
-/** Check the fence in the transaction of the write that follows; `fenced` once the epoch moved on. */
+/** SQL: `name`'s timeout cut to `ms` milliseconds (kept when already shorter; 0 means none). */
+function cutTimeout(name: string, ms: string): string {
+  const current = `(extract(epoch from current_setting('${name}')::interval) * 1000)::bigint`;
+  return `set_config('${name}', (CASE WHEN ${current} = 0 THEN ${ms} ELSE least(${current}, ${ms}) END)::text, true)`;
+}
+
+/**
+ * The fence check with a lease, one statement: the session row at the fence's epoch (FOR SHARE, as `holdSql`),
+ * the lease's remaining time, and (while it runs) the transaction's timeouts cut to it (`set_config(…, true)` is
+ * `SET LOCAL`: they end with the transaction).
+ */
+const leaseHoldSql = (remainingMs: string): string => `
+  SELECT l.ms AS remaining_ms, CASE WHEN l.ms > 0 THEN concat(
+    ${cutTimeout('statement_timeout', 'l.ms')},
+    ${cutTimeout('lock_timeout', 'l.ms')},
+    ${cutTimeout('idle_in_transaction_session_timeout', 'l.ms')}) END AS timeouts
+  FROM sessions s CROSS JOIN (SELECT (${remainingMs})::bigint AS ms) l
+  WHERE s.session_key = $1 AND s.epoch = $2
+  FOR SHARE OF s`;
+
+function refusal(fence: SessionFence, why: string): RuntimeError {
+  return new RuntimeError(
+    'fenced',
+    `session "${fence.sessionKey}" is no longer owned under epoch ${fence.epoch}: ${why}`,
+    {
+      details: { sessionKey: fence.sessionKey, epoch: fence.epoch },
+    },
+  );
+}
+
+/**
+ * Check the fence in the transaction of the write that follows; `fenced` once the epoch moved on, or once the
+ * fence's lease ended (then the transaction is bounded by the lease, and checks it again before COMMIT).
+ */
 async function holdFence(query: PostgresQuery, fence: SessionFence): Promise<void> {
-  const { rowCount } = await query(holdSql, [fence.sessionKey, fence.epoch]);
-  if (rowCount === 0) {
-    throw new RuntimeError(
-      'fenced',
-      `session "${fence.sessionKey}" is no longer owned under epoch ${fence.epoch}: another worker claimed it`,
-      { details: { sessionKey: fence.sessionKey, epoch: fence.epoch } },
-    );
+  const { lease } = fence;
+  if (lease === undefined) {
+    const { rowCount } = await query(holdSql, [fence.sessionKey, fence.epoch]);
+    if (rowCount === 0) throw refusal(fence, 'another worker claimed it');
+    return;
   }
+  const { rows } = await query<{ remaining_ms: number | null }>(leaseHoldSql(lease.remainingMs), [
+    fence.sessionKey,
+    fence.epoch,
+    lease.holder,
+  ]);
+  const row = rows[0];
+  if (row === undefined) throw refusal(fence, 'another worker claimed it');
+  if (row.remaining_ms === null || row.remaining_ms <= 0)
+    throw refusal(fence, 'the lease it was claimed under ended');
+  checkBeforeCommit(query, lease.commitCheck);
 }
 
 /** Bump a session's epoch (its record created when missing); resolves the new epoch. */

@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import { isConnectionFailure } from './postgres-errors.js';
 
 /**
@@ -47,11 +47,25 @@ function statementName(text: string): string {
   return name;
 }
 
-function queryOn(client: PoolClient): PostgresQuery {
-  return async <Row>(text: string, values: readonly unknown[] = []) => {
+/** The statements each transaction runs last before its COMMIT, by the query functions of that transaction. */
+const commitChecks = new WeakMap<PostgresQuery, Set<string>>();
+
+/**
+ * Run `statement` last before the COMMIT of `query`'s transaction, in the COMMIT's own message (no round trip
+ * between them, so no stall of this process either): a check that raises fails the commit (a fence's lease, see
+ * postgres-fence.ts). The statement is plain text, its values inlined; the same text is run once.
+ */
+export function checkBeforeCommit(query: PostgresQuery, statement: string): void {
+  commitChecks.get(query)?.add(statement);
+}
+
+function queryOn(client: PoolClient, checks: Set<string>): PostgresQuery {
+  const query: PostgresQuery = async <Row>(text: string, values: readonly unknown[] = []) => {
     const result = await client.query({ name: statementName(text), text, values: [...values] });
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
   };
+  commitChecks.set(query, checks);
+  return query;
 }
 
 /** Run one job in its own savepoint: its failure rolls back its statements alone and rejects it alone (false). */
@@ -101,7 +115,45 @@ async function runOptimistically(
   }
 }
 
-/** BEGIN, every job in order, COMMIT; then settle them (a failed batch rejects every job of it). */
+/**
+ * BEGIN, every job (optimistically, else job by job in savepoints), then the commit checks and COMMIT in one
+ * message. 'failed': a commit check refused the transaction (rolled back; the jobs are to run again).
+ */
+async function runTransaction(
+  client: PoolClient,
+  batch: readonly Job[],
+  optimistic: boolean,
+): Promise<'committed' | 'settled' | 'failed'> {
+  let checks = new Set<string>();
+  await client.query('BEGIN');
+  const outcome = optimistic ? await runOptimistically(client, queryOn(client, checks), batch) : 'retry';
+  if (outcome === 'settled') return 'settled';
+  if (outcome === 'retry') {
+    // Checks of a rolled-back attempt go with it (a job run again registers its own again).
+    checks = new Set();
+    let query = queryOn(client, checks);
+    for (const job of batch) if (!(await runJob(client, query, job))) query = queryOn(client, checks);
+  }
+  // Several statements in one message answer one result each.
+  let committed: QueryResult | QueryResult[];
+  try {
+    committed = (await client.query([...checks, 'COMMIT'].join('; '))) as QueryResult | QueryResult[];
+  } catch (error) {
+    if (isConnectionFailure(error) || checks.size === 0) throw error;
+    await client.query('ROLLBACK');
+    for (const job of batch) delete job.outcome;
+    return 'failed';
+  }
+  // COMMIT of a transaction an unnoticed error aborted answers ROLLBACK, not an error: never take it for done.
+  const command = (Array.isArray(committed) ? committed.at(-1) : committed)?.command;
+  if (command !== 'COMMIT') throw new Error(`the batch's transaction ended in ${String(command)}`);
+  return 'committed';
+}
+
+/**
+ * Run the batch in one transaction, then settle its jobs (a failed batch rejects every job of it). A transaction a
+ * commit check refused runs once more, job by job: the jobs whose own checks fail now are refused alone.
+ */
 async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise<void> {
   let client: PoolClient;
   try {
@@ -112,18 +164,9 @@ async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise
     return;
   }
   try {
-    await client.query('BEGIN');
-    const optimistic = await runOptimistically(client, queryOn(client), batch);
-    if (optimistic === 'retry') {
-      let query = queryOn(client);
-      for (const job of batch) if (!(await runJob(client, query, job))) query = queryOn(client);
-    }
-    if (optimistic !== 'settled') {
-      // COMMIT of a transaction an unnoticed error aborted answers ROLLBACK, not an error: never take it for done.
-      const committed = await client.query('COMMIT');
-      if (committed.command !== 'COMMIT')
-        throw new Error(`the batch's transaction ended in ${committed.command}`);
-    }
+    const first = await runTransaction(client, batch, true);
+    if (first === 'failed' && (await runTransaction(client, batch, false)) === 'failed')
+      throw new Error("the batch's commit checks failed twice");
     client.release();
   } catch (error) {
     const broken = isConnectionFailure(error);

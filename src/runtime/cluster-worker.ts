@@ -97,13 +97,11 @@ function hostOf(
   handleOf: (key: string) => Session,
 ): ClusterHost {
   const { clock, onError } = internals.services;
-  const ledger = worker.raw;
   return {
-    async adopt(sessionKey) {
+    async adopt(sessionKey, epoch, workerId) {
       // A session a lost lease left live here is stale: its record in the ledger is the truth now.
       internals.registry.evict(sessionKey);
-      const epoch = await ledger.claimSession(sessionKey, clock.now());
-      worker.ledger.hold(sessionKey, epoch);
+      worker.ledger.hold(sessionKey, epoch, workerId);
       const events = internals.bus;
       await closeCrashedRuns({ ledger: worker.ledger, clock, events, onError }, new Set([sessionKey]));
       await internals.registry.acquire(sessionKey);

@@ -34,6 +34,11 @@ type Reply = { id: number; value: unknown } | { id: number; error: { code: Error
 /** A model call starting (`end` undefined) or ended, as the worker reports it. */
 export type CallListener = (call: { worker: string; text: string; ended: boolean }) => void;
 
+/** The `application_name` of a worker's connections: its name, and the test's schema (unique on the server). */
+export function workerAppName(schema: string, name: string): string {
+  return `${name}@${schema}`;
+}
+
 /** Start a worker on `schema`; its model calls go to `calls` (and `onCall`), its stderr to `log`. */
 export function startWorker(
   schema: string,
@@ -47,8 +52,10 @@ export function startWorker(
   },
 ): Worker {
   const extra = JSON.stringify({ concurrency: options.concurrency, leaseMs: options.leaseMs });
+  // Every connection of the worker names it (`application_name`), for the write audit (write-audit.ts).
   const child = spawn(process.execPath, ['--import', 'tsx', childPath, schema, name, extra], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    env: { ...process.env, PGAPPNAME: workerAppName(schema, name) },
   });
   const ready = createDeferred<void>();
   const exited = createDeferred<void>();
