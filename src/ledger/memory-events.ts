@@ -65,7 +65,10 @@ export function createMemoryEvents(perform: Perform): MemoryEvents {
           query.sessionKey === undefined ? events : (bySession.get(query.sessionKey)?.list ?? []);
         const start = query.after === undefined ? 0 : firstAfter(source, query.after);
         const end = query.limit === undefined ? source.length : start + Math.max(0, query.limit);
-        return source.slice(start, end);
+        const page = source.slice(start, end);
+        // Deltas are stored one per token here: nothing to cut, only what lies beyond `until` to leave out.
+        const { until } = query;
+        return until === undefined ? page : page.filter((event) => event.cursor <= until);
       }),
 
     lastCursor: () => perform(() => highestCursor ?? 0),

@@ -1,6 +1,9 @@
-import type { EventStore } from './event-store.js';
+import type { RuntimeEvent } from '../core/events.js';
+import { eventsWithin, pageCoverage } from './delta-rows.js';
+import type { EventQuery, EventStore } from './event-store.js';
 import type { PostgresAccess } from './postgres-access.js';
 import type { PostgresEventWriter } from './postgres-event-writer.js';
+import type { PostgresQuery } from './postgres-queue.js';
 import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
 import { readEventRow } from './sqlite-event-rows.js';
 import type { EventRow } from './sqlite-rows.js';
@@ -15,6 +18,53 @@ const putLastCursorSql = `INSERT INTO meta (key, value)
 const lastCursorSql = `SELECT GREATEST(coalesce((SELECT max(cursor) FROM events), 0),
     coalesce((SELECT value::bigint FROM meta WHERE key = 'last_cursor'), 0)) AS cursor`;
 
+/** The event rows with `cursor > after` up to `until` (inclusive), for one session or all, at most `limit`. */
+async function readRows(
+  sql: PostgresQuery,
+  range: {
+    readonly after: number;
+    readonly until?: number;
+    readonly limit?: number;
+    readonly deltas?: boolean;
+  },
+  sessionKey: string | undefined,
+): Promise<EventRow[]> {
+  const where = [
+    'cursor > $1',
+    'cursor <= coalesce($2, cursor)',
+    ...(range.deltas === true ? ["type = 'assistant.delta'"] : []),
+    ...(sessionKey === undefined ? [] : ['session_key = $4']),
+  ];
+  const parameters = [range.after, range.until ?? null, range.limit ?? null];
+  const { rows } = await sql<EventRow>(
+    `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY cursor LIMIT $3`,
+    sessionKey === undefined ? parameters : [...parameters, sessionKey],
+  );
+  return rows;
+}
+
+/** A page of the log as `readEvents` hands it out (see delta-rows.ts for coalesced delta rows). */
+async function readPage(
+  sql: PostgresQuery,
+  query: EventQuery,
+  corruptRows: CorruptRowLog,
+): Promise<RuntimeEvent[]> {
+  const parse = (rows: readonly EventRow[]): RuntimeEvent[] =>
+    rows.map((row) => {
+      const { event, problem } = readEventRow(row);
+      if (problem !== undefined) corruptRows.report(problem);
+      return event;
+    });
+  const after = query.after ?? 0;
+  const { sessionKey } = query;
+  const rows = parse(
+    await readRows(sql, { after, ...(query.limit === undefined ? {} : { limit: query.limit }) }, sessionKey),
+  );
+  const { until, extra } = pageCoverage({ ...query, after }, rows);
+  if (extra !== undefined) rows.push(...parse(await readRows(sql, { ...extra, deltas: true }, sessionKey)));
+  return eventsWithin(rows, after, until);
+}
+
 /**
  * Create the event store on the Postgres ledger: appends go through the connection's event writer; a corrupt row
  * is read as a `ledger.corrupt` marker in its place (and reported).
@@ -26,26 +76,7 @@ export function createPostgresEvents(
 ): EventStore {
   return {
     appendEvents: (events) => writer.append(events),
-    readEvents: (query) =>
-      readEventLog(async (sql) => {
-        const after = query.after ?? 0;
-        const limit = query.limit ?? null;
-        const { rows } =
-          query.sessionKey === undefined
-            ? await sql<EventRow>('SELECT * FROM events WHERE cursor > $1 ORDER BY cursor LIMIT $2', [
-                after,
-                limit,
-              ])
-            : await sql<EventRow>(
-                'SELECT * FROM events WHERE session_key = $1 AND cursor > $2 ORDER BY cursor LIMIT $3',
-                [query.sessionKey, after, limit],
-              );
-        return rows.map((row) => {
-          const { event, problem } = readEventRow(row);
-          if (problem !== undefined) corruptRows.report(problem);
-          return event;
-        });
-      }),
+    readEvents: (query) => readEventLog((sql) => readPage(sql, query, corruptRows)),
     lastCursor: () =>
       readEventLog(async (sql) => (await sql<{ cursor: number }>(lastCursorSql)).rows[0]?.cursor ?? 0),
     pruneEvents: async (before) => {

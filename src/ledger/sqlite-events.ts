@@ -1,4 +1,6 @@
-import type { EventStore } from './event-store.js';
+import type { RuntimeEvent } from '../core/events.js';
+import { eventsWithin, pageCoverage } from './delta-rows.js';
+import type { EventQuery, EventStore } from './event-store.js';
 import type { SqliteAccess } from './sqlite-access.js';
 import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
 import { readEventRow } from './sqlite-event-rows.js';
@@ -11,6 +13,14 @@ function prepareEventStatements(db: SqliteAccess['db']) {
     readEvents: prepare('SELECT * FROM events WHERE cursor > ? ORDER BY cursor LIMIT ?'),
     readSessionEvents: prepare(
       'SELECT * FROM events WHERE session_key = ? AND cursor > ? ORDER BY cursor LIMIT ?',
+    ),
+    // Rows stored beyond a page that may hold some of its tokens (see delta-rows.ts).
+    readDeltas: prepare(
+      "SELECT * FROM events WHERE cursor > ? AND cursor <= ? AND type = 'assistant.delta' ORDER BY cursor",
+    ),
+    readSessionDeltas: prepare(
+      `SELECT * FROM events WHERE session_key = ? AND cursor > ? AND cursor <= ? AND type = 'assistant.delta'
+       ORDER BY cursor`,
     ),
     maxCursor: prepare('SELECT max(cursor) AS cursor FROM events'),
     getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
@@ -36,23 +46,36 @@ export function createSqliteEvents(
   corruptRows: CorruptRowLog,
 ): EventStore {
   const sql = prepareEventStatements(db);
+  const parse = (rows: unknown[]): RuntimeEvent[] =>
+    (rows as EventRow[]).map((row) => {
+      const { event, problem } = readEventRow(row);
+      if (problem !== undefined) corruptRows.report(problem);
+      return event;
+    });
+  const readPage = (query: EventQuery): RuntimeEvent[] => {
+    const after = query.after ?? 0;
+    const { sessionKey } = query;
+    const rows = parse(
+      sessionKey === undefined
+        ? sql.readEvents.all(after, query.limit ?? -1)
+        : sql.readSessionEvents.all(sessionKey, after, query.limit ?? -1),
+    );
+    const { until, extra } = pageCoverage({ ...query, after }, rows);
+    if (extra !== undefined) {
+      rows.push(
+        ...parse(
+          sessionKey === undefined
+            ? sql.readDeltas.all(extra.after, extra.until)
+            : sql.readSessionDeltas.all(sessionKey, extra.after, extra.until),
+        ),
+      );
+    }
+    return eventsWithin(rows, after, until);
+  };
   const maxCursor = (): number => (sql.maxCursor.get() as { cursor: number | null }).cursor ?? 0;
   return {
     appendEvents: (events) => writer.append(events),
-    readEvents: (query) =>
-      read(() => {
-        const after = query.after ?? 0;
-        const limit = query.limit ?? -1;
-        const rows =
-          query.sessionKey === undefined
-            ? sql.readEvents.all(after, limit)
-            : sql.readSessionEvents.all(query.sessionKey, after, limit);
-        return (rows as EventRow[]).map((row) => {
-          const { event, problem } = readEventRow(row);
-          if (problem !== undefined) corruptRows.report(problem);
-          return event;
-        });
-      }),
+    readEvents: (query) => read(() => readPage(query)),
     lastCursor: () =>
       read(() => {
         const pruned = Number((sql.getMeta.get('last_cursor') as { value: string } | undefined)?.value ?? 0);

@@ -36,7 +36,8 @@ interface Position {
 
 /**
  * Read the recorded events after `position.last` up to `until` (a page at most); events beyond `until` are left
- * out: the ledger may hold writes not committed yet, and those come live once durable. Returns undefined once
+ * out: the ledger may hold writes not delivered yet (held, or behind an earlier write), and those come live. A
+ * coalesced delta row is cut at both ends (the ledger hands out only its tokens in range). Returns undefined once
  * the stretch is read.
  */
 async function readStretch(
@@ -47,12 +48,14 @@ async function readStretch(
   if (position.last >= until) return undefined;
   const page = await ledger.readEvents({
     after: position.last,
+    until,
     limit: pageSize,
     ...(position.sessionKey === undefined ? {} : { sessionKey: position.sessionKey }),
   });
   const kept = page.filter((event) => event.cursor > position.last && event.cursor <= until);
+  // A short page read every row up to `until`. Events of the page are passed even when filtered out, so the
+  // next page starts after them.
   const reachedEnd = page.length < pageSize || kept.length < page.length;
-  // Events of the page are passed even when filtered out, so the next page starts after them.
   position.last = reachedEnd ? until : Math.max(position.last, (page.at(-1) as RuntimeEvent).cursor);
   return kept.filter(position.accepts);
 }
