@@ -123,4 +123,46 @@ describe('connectChat', () => {
     expect(received).toMatchObject({ sessionKey: 'telegram:38', text: '/help me please' });
     await emulator.until(() => unescaped(emulator.botMessages(38)[0]?.text ?? '') === 'Here is some help.');
   });
+
+  it('delivers a 4000-character answer full of characters MarkdownV2 escapes whole, across messages, nothing in doubt', async () => {
+    const answer = 'Step a_b-c (see v1.2)! '.repeat(175).trim();
+    fixture = await startChatFixture([{ text: answer }], {
+      runtime: { blocks: { minChars: 3500, maxChars: 4000 } },
+    });
+    const { emulator } = fixture;
+    emulator.userSends({ chatId: 39, text: 'the long one' });
+    await fixture.event((event) => event.type === 'run.ended');
+    const whole = answer.replace(/\s+/g, '');
+    const read = (): string =>
+      emulator
+        .botMessages(39)
+        .map((message) => unescaped(message.text))
+        .join('')
+        .replace(/\s+/g, '');
+    await emulator.until(() => read() === whole);
+    const messages = emulator.botMessages(39);
+    expect(messages.length).toBeGreaterThan(1);
+    for (const message of messages) expect(message.text.endsWith('\\.\\.\\.')).toBe(false);
+    expect(fixture.events.filter((event) => event.type === 'delivery.in_doubt')).toEqual([]);
+  });
+
+  it("streams many blocks of escaped text into messages under Telegram's limit, each block once", async () => {
+    const answer = 'Point x_y-z (v2.0)! '.repeat(400).trim();
+    fixture = await startChatFixture([{ text: answer }], {
+      runtime: { blocks: { minChars: 600, maxChars: 900 } },
+    });
+    const { emulator } = fixture;
+    emulator.userSends({ chatId: 40, text: 'the longer one' });
+    await fixture.event((event) => event.type === 'run.ended');
+    const whole = answer.replace(/\s+/g, '');
+    const read = (): string =>
+      emulator
+        .botMessages(40)
+        .map((message) => unescaped(message.text))
+        .join('')
+        .replace(/\s+/g, '');
+    await emulator.until(() => read() === whole);
+    expect(emulator.botMessages(40).length).toBeGreaterThan(1);
+    expect(fixture.events.filter((event) => event.type === 'delivery.in_doubt')).toEqual([]);
+  });
 });

@@ -21,7 +21,10 @@ export interface ChatSdkAdapterOptions {
   readonly stopCommand?: string;
   /** Stream a run's reply into one message by editing it; false: each block is its own message. @default true */
   readonly stream?: boolean;
-  /** The longest a streamed message grows before the next block starts a new one. @default 4000 */
+  /**
+   * The longest a message grows, measured on the text as the platform adapter sends it (Telegram: MarkdownV2,
+   * escapes included): a streamed message starts a new one past it, a longer block is split. @default 4000
+   */
   readonly editLimit?: number;
   /** Replies as markdown (rendered per platform) or as raw text. @default 'markdown' */
   readonly format?: ReplyFormat;

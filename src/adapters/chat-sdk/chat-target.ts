@@ -1,4 +1,4 @@
-import type { Adapter, Chat } from 'chat';
+import { parseMarkdown, type Adapter, type Chat } from 'chat';
 import type { ReplyTarget } from '../delivery/reply-target.js';
 
 /** How replies are written: markdown (rendered by the platform adapter) or the text as it is. */
@@ -9,7 +9,10 @@ export interface ChatTargetOptions {
   readonly format: ReplyFormat;
   /** Stream a run's blocks into one message by editing it (platforms that can edit). */
   readonly stream: boolean;
-  /** The longest a streamed message grows before a new one starts. */
+  /**
+   * The longest a message grows (a streamed one before a new one starts; a longer block is split), measured on
+   * the text as the platform adapter renders it (Markdown escaped).
+   */
   readonly editLimit: number;
 }
 
@@ -23,7 +26,30 @@ export function adapterOf(chat: Chat, threadId: string): Adapter | undefined {
   }
 }
 
-/** Where a Chat SDK thread's replies go: posted to the thread, edited into one message when streaming. */
+/** Telegram's answer to an edit that changes nothing: the message already shows the text. */
+const notModifiedPattern = /message is not modified/i;
+
+/**
+ * The length of `text` as the platform adapter sends it: Markdown rendered to the platform's format (Telegram's
+ * MarkdownV2 escapes `.`, `-`, `(`, `!`, `_`, ...), which is what the adapter measures against the platform's
+ * limit (and cuts at, ending in an escaped "...").
+ */
+function measureFor(adapter: Adapter, format: ReplyFormat): (text: string) => number {
+  if (format === 'raw') return (text) => text.length;
+  return (text) => {
+    try {
+      return adapter.renderFormatted(parseMarkdown(text)).length;
+    } catch {
+      return text.length;
+    }
+  };
+}
+
+/**
+ * Where a Chat SDK thread's replies go: posted to the thread, edited into one message when streaming, a long
+ * block split into several messages (never cut by the platform adapter), an edit the platform calls "not
+ * modified" taken as done.
+ */
 export function createChatTarget(chat: Chat, threadId: string, options: ChatTargetOptions): ReplyTarget {
   const adapter = adapterOf(chat, threadId) as Adapter;
   const message = (text: string) => (options.format === 'markdown' ? { markdown: text } : { raw: text });
@@ -35,11 +61,17 @@ export function createChatTarget(chat: Chat, threadId: string, options: ChatTarg
     ...(options.stream
       ? {
           edit: async (platformMessageId: string, text: string) => {
-            await adapter.editMessage(threadId, platformMessageId, message(text));
+            try {
+              await adapter.editMessage(threadId, platformMessageId, message(text));
+            } catch (error) {
+              if (error instanceof Error && notModifiedPattern.test(error.message)) return;
+              throw error;
+            }
           },
-          editLimit: options.editLimit,
         }
       : {}),
+    editLimit: options.editLimit,
+    measure: measureFor(adapter, options.format),
     typing: () => adapter.startTyping(threadId),
   };
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { DeliveryIntent, DeliveryStore } from '../../ledger/index.js';
+import { createBlockChunker } from '../../policies/block-chunker.js';
 import type { ReplyTarget } from './reply-target.js';
 import { describeError } from './secret-scrubber.js';
 
@@ -38,22 +39,55 @@ function failureReason(context: BlockDeliveryContext, error: unknown): string {
   return `send failed: ${scrubbed.slice(0, 300)}`;
 }
 
-/** Send the block: edit it into the run's streamed message when it fits, else post it as a new message. */
+/** How much of a limit a piece of a split block aims at: formatting does not grow every part evenly. */
+const splitMargin = 0.9;
+
+/**
+ * `text` cut into pieces that each measure at most `limit` (measured as the platform counts what is sent, e.g.
+ * after Markdown escaping), at paragraph, line, sentence or word breaks: a long block is split, never cut short.
+ */
+export function splitToFit(text: string, limit: number, measure: (text: string) => number): string[] {
+  const size = measure(text);
+  if (size <= limit || text.length <= 1) return [text];
+  const maxChars = Math.max(1, Math.floor(((limit * text.length) / size) * splitMargin));
+  const chunker = createBlockChunker({ minChars: Math.max(1, Math.floor(maxChars / 2)), maxChars });
+  let pieces = [...chunker.push(text), ...chunker.flush()];
+  if (pieces.length <= 1) {
+    // No break found that shortens it: halve it (never inside a surrogate pair).
+    let middle = Math.floor(text.length / 2);
+    if (/[\uDC00-\uDFFF]/.test(text[middle] ?? '')) middle--;
+    pieces = [text.slice(0, middle), text.slice(middle)];
+  }
+  return pieces.flatMap((piece) => splitToFit(piece, limit, measure));
+}
+
+/**
+ * Send the block: edit it into the run's streamed message when the result fits, else post it as new messages
+ * (one, or several when it is longer than the limit; their ids joined by ',').
+ */
 async function send(context: BlockDeliveryContext, block: BlockToDeliver): Promise<string> {
   const { target } = block;
   const streamed = context.streams.get(block.runId);
   const limit = target.editLimit ?? 4000;
+  const measure = target.measure ?? ((text: string) => text.length);
   if (target.edit !== undefined && streamed !== undefined) {
     const text = `${streamed.text}\n\n${block.text}`;
-    if (text.length <= limit) {
+    if (measure(text) <= limit) {
       await target.edit(streamed.platformMessageId, text);
       context.streams.set(block.runId, { platformMessageId: streamed.platformMessageId, text });
       return streamed.platformMessageId;
     }
   }
-  const platformMessageId = await target.post(block.text);
-  if (target.edit !== undefined) context.streams.set(block.runId, { platformMessageId, text: block.text });
-  return platformMessageId;
+  // A target that neither edits nor measures splits what it posts itself (grammY's cuts at Telegram's limit).
+  const split = target.edit !== undefined || target.measure !== undefined;
+  const pieces = split ? splitToFit(block.text, limit, measure) : [block.text];
+  const ids: string[] = [];
+  for (const piece of pieces) {
+    const platformMessageId = await target.post(piece);
+    ids.push(platformMessageId);
+    if (target.edit !== undefined) context.streams.set(block.runId, { platformMessageId, text: piece });
+  }
+  return ids.join(',');
 }
 
 /** Record the block in doubt and report it (an event): it is neither sent again nor forgotten. */

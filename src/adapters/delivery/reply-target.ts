@@ -13,8 +13,16 @@ export interface ReplyTarget {
    * (edited as they come) up to `editLimit` characters; absent, each block is its own message.
    */
   edit?(platformMessageId: string, text: string): Promise<void>;
-  /** The longest message `edit` may grow a streamed reply to. @default 4000 */
+  /**
+   * The longest message a reply may grow to, measured by `measure`: a streamed reply starts a new message past
+   * it, and a longer block is split into several. @default 4000
+   */
   readonly editLimit?: number;
+  /**
+   * The length the platform counts `text` at as it is sent (after formatting, e.g. Markdown escaping).
+   * @default text.length
+   */
+  readonly measure?: (text: string) => number;
   /** Whether a message carrying `text` was posted since `since` (ms); absent: the platform cannot tell. */
   lookup?(text: string, since: number): Promise<SentLookup>;
   /** Show that the bot is writing (platforms with a typing indicator); repeated while a run streams. */
