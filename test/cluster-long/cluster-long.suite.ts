@@ -3,6 +3,7 @@ import { seededRandom } from '../../src/core/ids.js';
 import { freshSchema } from '../support/postgres.js';
 import type { Worker } from '../cluster/cluster-driver.js';
 import { clusterFixture } from '../cluster/cluster-fixture.js';
+import { auditWrites, installWriteAudit } from '../cluster/write-audit.js';
 import { checkCluster, type Acked } from './cluster-checks.js';
 
 /** Sizes (the by default; smaller ones through the environment for a quick run). */
@@ -13,10 +14,13 @@ const messagesPerSession = Number(process.env.CLUSTER_LONG_MESSAGES ?? 3);
 const modes = ['followup', 'collect', 'steer', 'interrupt'] as const;
 
 describe('three workers under SIGKILL and SIGSTOP', () => {
-  it('acknowledged messages run once, in order, with no overlapping run and no fenced write', async () => {
+  it('acknowledged messages run once, in order, with no overlapping run, and no write lands after a foreign claim or its lease', async () => {
     const random = seededRandom(Number(process.env.CLUSTER_LONG_SEED ?? 16));
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-    const fixture = clusterFixture(freshSchema());
+    const schema = freshSchema();
+    // Every committed write against the claims and leases (write-audit.ts), besides the ledger's invariants.
+    await installWriteAudit(schema);
+    const fixture = clusterFixture(schema);
     onTestFailed(() => console.log(fixture.log.join('')));
     const workers: Worker[] = await Promise.all(['w0', 'w1', 'w2'].map((name) => fixture.start(name)));
     const acked: Acked[] = [];
@@ -115,5 +119,9 @@ describe('three workers under SIGKILL and SIGSTOP', () => {
       );
     }
     expect(problems).toEqual([]);
+    const audit = await auditWrites(schema);
+    expect(audit.writes).toBeGreaterThan(0);
+    expect(audit.afterForeignClaim).toEqual([]);
+    expect(audit.afterLease).toEqual([]);
   });
 });
