@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
+import { RuntimeError } from '../core/errors.js';
 import type { Grant } from './capabilities.js';
 
 /** Which event stream a ticket opens: one session's (`GET /v1/sessions/:key/events`), or `GET /v1/events`. */
@@ -23,7 +24,10 @@ export interface IssuedTicket {
 
 /** Short-lived, in-memory tickets that let a browser's `EventSource` (which cannot send a header) authenticate. */
 export interface StreamTickets {
-  /** Issue a ticket for `stream`, carrying `grant`'s scope and only its `read` capability. */
+  /**
+   * Issue a ticket for `stream`, carrying `grant`'s scope and only its `read` capability; `rejected_busy` while
+   * `maxHeldTickets` are held.
+   */
   issue(grant: Grant, stream: StreamBinding): IssuedTicket;
   /**
    * Redeem a ticket presented on `stream`: its grant and the lease of the connection, or undefined when the
@@ -33,6 +37,9 @@ export interface StreamTickets {
   /** How many tickets are held (issued and not yet expired). */
   readonly size: number;
 }
+
+/** The most tickets held at once: past it, `issue` refuses (`rejected_busy`) rather than let memory grow. */
+export const maxHeldTickets = 10_000;
 
 /** One ticket as held: never the ticket itself, only its digest (the map's key). */
 interface HeldTicket {
@@ -73,13 +80,20 @@ function isExpired(held: HeldTicket, now: number): boolean {
 export function createStreamTickets(options: StreamTicketOptions): StreamTickets {
   const { clock } = options;
   const held = new Map<string, HeldTicket>();
+  // Expired tickets are dropped at most once a second, or when the store is full: a sweep walks every ticket.
+  let nextSweepAt = Number.NEGATIVE_INFINITY;
   const sweep = (now: number): void => {
+    if (now < nextSweepAt && held.size < maxHeldTickets) return;
+    nextSweepAt = now + 1000;
     for (const [digest, ticket] of held) if (isExpired(ticket, now)) held.delete(digest);
   };
   return {
     issue(grant, stream) {
       const now = clock.now();
       sweep(now);
+      if (held.size >= maxHeldTickets) {
+        throw new RuntimeError('rejected_busy', 'too many stream tickets are outstanding; try again shortly');
+      }
       const ticket = randomBytes(32).toString('base64url');
       const expiresAt = now + options.ttlMs;
       const narrowed: Grant = {

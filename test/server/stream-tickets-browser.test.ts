@@ -118,8 +118,8 @@ async function openEventSource(page: Page, label: string, path: string, ticket?:
           ...(event.runId ? { runId: event.runId } : {}),
         });
       };
-      (window as unknown as { seen: Record<string, typeof seen> }).seen ??= {};
-      (window as unknown as { seen: Record<string, typeof seen> }).seen[label] = seen;
+      (globalThis as unknown as { seen: Record<string, typeof seen> }).seen ??= {};
+      (globalThis as unknown as { seen: Record<string, typeof seen> }).seen[label] = seen;
       return chosen;
     },
     { token: webToken, label, path, ticket },
@@ -128,7 +128,7 @@ async function openEventSource(page: Page, label: string, path: string, ticket?:
 
 function seenBy(page: Page, label: string): Promise<Seen> {
   return page.evaluate(
-    (label) => (window as unknown as { seen: Record<string, Seen> }).seen[label] as Seen,
+    (label) => (globalThis as unknown as { seen: Record<string, Seen> }).seen[label] as Seen,
     label,
   );
 }
