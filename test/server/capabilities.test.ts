@@ -7,6 +7,8 @@ import { adminToken, startServer, webToken, type ServerHarness } from './server-
 
 /** A `web:` token that may also approve (a support agent's console, say). */
 const approverToken = 'web-approver-0123456789';
+/** A `web:` token that may approve and nothing else. */
+const approveOnlyToken = 'web-approve-only-0123456789';
 
 let harness: ServerHarness | undefined;
 afterEach(async () => {
@@ -56,6 +58,7 @@ async function startWithRefunds(): Promise<{ harness: ServerHarness; refunds: un
           { token: adminToken },
           { token: webToken, sessionKeyPrefixes: ['web:'] },
           { token: approverToken, sessionKeyPrefixes: ['web:'], can: ['send', 'read', 'abort', 'approve'] },
+          { token: approveOnlyToken, sessionKeyPrefixes: ['web:'], can: ['approve'] },
         ],
       },
     },
@@ -144,7 +147,7 @@ describe('createServer: token capabilities', () => {
 
     const approved = await harness.request('/v1/sessions/web:1/approvals/call-1', {
       method: 'POST',
-      token: approverToken,
+      token: approveOnlyToken,
       json: { decision: 'approve' },
     });
     expect(approved.status).toBe(204);
