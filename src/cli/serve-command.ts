@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
+import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { RuntimeError } from '../core/errors.js';
@@ -27,33 +29,69 @@ export interface StopSignal {
   once(event: 'SIGTERM' | 'SIGINT', listener: () => void): unknown;
 }
 
-/** True for the error Node raises when it cannot load a `.ts` module by itself. */
-function isUnknownExtension(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === 'ERR_UNKNOWN_FILE_EXTENSION';
+/** Extensions Node cannot import by itself (before its own type stripping): loaded through tsx. */
+const typeScriptExtensions = new Set(['.ts', '.mts', '.cts']);
+
+/** What `tsx/esm/api` exports that the CLI uses. */
+type TsImport = (specifier: string, parentUrl: string) => Promise<unknown>;
+
+/**
+ * tsx's `tsImport`, loaded only for a TypeScript config. tsx is an optional peer dependency: a `.js` or `.mjs`
+ * config, and every other command, run without it.
+ */
+async function loadTsImport(path: string): Promise<TsImport> {
+  try {
+    return ((await import('tsx/esm/api')) as { tsImport: TsImport }).tsImport;
+  } catch (error) {
+    throw new RuntimeError(
+      'invalid_input',
+      `--config ${path}: a TypeScript config needs tsx: run \`npm install --save-dev tsx\`, or write the config as .mjs`,
+      { cause: error },
+    );
+  }
 }
 
 /**
- * Import the config module. A `.ts` module loads as is under a TypeScript-aware Node (tsx, or Node's own type
- * stripping); otherwise tsx's loader is registered when tsx is installed, else the error says what to do.
+ * Import the config module: `.js` and `.mjs` with Node's own `import()`; `.ts` and `.mts` through tsx's `tsImport`
+ * from the start. (Importing a `.ts` URL first and registering tsx after it failed cannot work: Node caches the
+ * failed import of that URL, so the second import fails the same way.)
  */
 async function importConfig(path: string): Promise<ConfigModule> {
-  const url = pathToFileURL(resolve(path)).href;
-  try {
-    return (await import(url)) as ConfigModule;
-  } catch (error) {
-    if (!isUnknownExtension(error)) throw error;
-  }
-  let register: (() => unknown) | undefined;
-  try {
-    ({ register } = (await import('tsx/esm/api')) as { register: () => unknown });
-  } catch {
+  const absolute = resolve(path);
+  if (!existsSync(absolute)) {
     throw new RuntimeError(
       'invalid_input',
-      `--config ${path}: a .ts config needs tsx installed (npm i -D tsx), or write it as .mjs`,
+      `--config ${path}: no such file (examples/agentlanes.config.ts in the repository is a sample config)`,
     );
   }
-  register();
-  return (await import(url)) as ConfigModule;
+  const url = pathToFileURL(absolute).href;
+  if (!typeScriptExtensions.has(extname(absolute))) return (await import(url)) as ConfigModule;
+  const tsImport = await loadTsImport(path);
+  return (await tsImport(url, import.meta.url)) as ConfigModule;
+}
+
+/** Hosts that mean every interface of the machine. */
+const wildcardHosts = new Set(['0.0.0.0', '::', '[::]']);
+
+/**
+ * What to add to the `serving on` line (a loopback URL, which works on this machine) when `host` binds every
+ * interface: that it does, and the URLs other machines reach it at (this machine's external IPv4 addresses).
+ */
+export function wildcardLines(
+  host: string,
+  port: number,
+  interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(),
+): string[] {
+  if (!wildcardHosts.has(host)) return [];
+  const external = Object.values(interfaces)
+    .flatMap((addresses) => addresses ?? [])
+    .filter((address) => address.family === 'IPv4' && !address.internal)
+    .map((address) => `http://${address.address}:${port}`);
+  const bound = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return [
+    `listening on all interfaces (${bound}:${port}); from other machines: ` +
+      (external.length === 0 ? `this machine's address, port ${port}` : external.join(', ')),
+  ];
 }
 
 /** Load the config's runtime and server options; `invalid_input` when the module has no default export. */
@@ -87,6 +125,7 @@ export async function runServeCommand(
     throw error;
   }
   output.write(`agentlanes: serving on ${listening.url}\n`);
+  for (const line of wildcardLines(options.host, listening.port)) output.write(`agentlanes: ${line}\n`);
   const signals = io.signals ?? process;
   const signal = await new Promise<string>((done) => {
     signals.once('SIGTERM', () => done('SIGTERM'));
