@@ -111,9 +111,15 @@ function commitBatch(
   try {
     db.exec('COMMIT');
   } catch (error) {
-    if (db.inTransaction) db.exec('ROLLBACK');
     const failure = asError(error);
+    // The writers learn of the failure even when the ROLLBACK fails too (a full disk): a lost waiter is a
+    // write (and a close() waiting for it) that never settles.
     for (const waiter of batch) waiter.reject(failure);
+    try {
+      if (db.inTransaction) db.exec('ROLLBACK');
+    } catch {
+      // The transaction stays open; closing the connection rolls it back.
+    }
     return;
   }
   const took = now() - started;

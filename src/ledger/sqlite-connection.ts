@@ -1,10 +1,8 @@
-import type Database from 'better-sqlite3';
-import { RuntimeError } from '../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../core/errors.js';
 import { createGroupCommit } from './group-commit.js';
 import type { SqliteAccess } from './sqlite-access.js';
 import { createSqliteEventWriter, type SqliteEventWriter } from './sqlite-event-writer.js';
 import type { SqliteLedgerOptions } from './sqlite-ledger.js';
-import type { WriterLock } from './sqlite-lock.js';
 import { openDatabase } from './sqlite-open.js';
 
 /** The SQLite ledger's one connection: how its stores read and write, its event write path, and its close. */
@@ -14,17 +12,61 @@ export interface SqliteConnection extends SqliteAccess {
   close(): Promise<void>;
 }
 
-/** Checkpoint (a writer of a file), close the file and release the lock, each even when the one before failed. */
-function closeFile(db: Database.Database, lock: WriterLock | undefined, options: SqliteLedgerOptions): void {
-  try {
-    if (options.readonly !== true && options.path !== ':memory:') db.pragma('wal_checkpoint(TRUNCATE)');
-  } finally {
+/**
+ * What a failed write, commit, checkpoint or close of the ledger file is for its callers: a RuntimeError passes
+ * through; a full disk, an I/O error or a read-only file is `ledger_unavailable` naming the path (the SqliteError as
+ * `cause`), a damaged file `ledger_corrupt`; other errors (a bug, a constraint) pass through.
+ */
+export function translateFileError(error: unknown, path: string): Error {
+  if (isRuntimeError(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const said = error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT')) {
+    return new RuntimeError('ledger_corrupt', `the ledger ${path} is damaged (${said})`, {
+      cause: error,
+      details: { path },
+    });
+  }
+  if (typeof code === 'string' && fileFailures.some((prefix) => code.startsWith(prefix))) {
+    return new RuntimeError('ledger_unavailable', `the ledger ${path} cannot be written: ${said}`, {
+      cause: error,
+      details: { path },
+    });
+  }
+  return error instanceof Error ? error : new Error(said);
+}
+
+/** SQLite result codes of a file that cannot take a write (space, device, permissions, locks held elsewhere). */
+const fileFailures = [
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+  'SQLITE_READONLY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_BUSY',
+  'SQLITE_PERM',
+];
+
+/**
+ * Run every step of closing, each even when the ones before failed (so the file handles and the writer lock are
+ * always released), and throw the first failure, coded (`translateFileError`).
+ */
+async function runAll(steps: readonly (() => unknown)[], path: string): Promise<void> {
+  let failure: unknown;
+  for (const step of steps) {
     try {
-      db.close();
-    } finally {
-      lock?.release();
+      await step();
+    } catch (error) {
+      failure ??= error;
     }
   }
+  if (failure === undefined) return;
+  const coded = translateFileError(failure, path);
+  throw isRuntimeError(coded)
+    ? coded
+    : new RuntimeError('ledger_unavailable', `closing the ledger ${path} failed: ${coded.message}`, {
+        cause: failure,
+        details: { path },
+      });
 }
 
 /**
@@ -44,7 +86,14 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
         : undefined;
   const write = (work: () => void, statements: 'one' | 'many' = 'many'): Promise<void> => {
     const refused = refusal();
-    return refused === undefined ? commits.write(work, statements) : Promise.reject(refused);
+    if (refused !== undefined) return Promise.reject(refused);
+    const coded = (error: unknown) => Promise.reject(translateFileError(error, options.path));
+    try {
+      return commits.write(work, statements).catch(coded);
+    } catch (error) {
+      // BEGIN itself failed (the file cannot take a write): a rejection like any other failed write.
+      return coded(error);
+    }
   };
   const events = createSqliteEventWriter({ db, write, refusal });
   const read = <T>(work: () => T, deltas?: 'deltas'): Promise<T> => {
@@ -56,18 +105,32 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   };
-  const close = async (): Promise<void> => {
-    if (closed) return;
+  let closing: Promise<void> | undefined;
+  const finish = async (): Promise<void> => {
     events.stop();
     const last = events.flush();
-    commits.commit();
-    // A failed last write, checkpoint or close still closes the file and releases the writer lock.
-    try {
-      await last;
-    } finally {
-      closed = true;
-      closeFile(db, lock, options);
-    }
+    const checkpoint = options.readonly !== true && options.path !== ':memory:';
+    // Each step runs even when one before failed: a full disk or a read-only mount never keeps the file open or
+    // the writer lock held (a reopen in this process would be `ledger_locked`).
+    await runAll(
+      [
+        () => commits.commit(),
+        () => last,
+        () => {
+          closed = true;
+        },
+        () => (checkpoint ? db.pragma('wal_checkpoint(TRUNCATE)') : undefined),
+        () => db.close(),
+        () => lock?.release(),
+      ],
+      options.path,
+    );
+  };
+  // Twice is harmless: a second close waits for the first and resolves, whatever the first one met.
+  const close = (): Promise<void> => {
+    if (closing !== undefined) return closing.catch(() => undefined);
+    closing = finish();
+    return closing;
   };
   const readEventLog = <T>(work: () => T): Promise<T> => read(work, 'deltas');
   return { db, write, read: (work) => read(work), readEventLog, events, close };

@@ -40,6 +40,7 @@ import { createSessionGate } from './session-gate.js';
 import { createSessionHandle, type Session } from './session-handle.js';
 import { createSessionTools, type SessionTools } from './session-tools.js';
 import { shutdown, type ShutdownSteps } from './shutdown.js';
+import { releaseAfterFailedShutdown } from './shutdown-failure.js';
 import { createMessageAttachments } from './message-attachments.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
@@ -286,6 +287,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       state.closing ??= ready
         .catch(onError)
         .then(() => shutdown(internals, steps, timeoutMs))
+        .catch((failure: unknown) => releaseAfterFailedShutdown(steps, failure))
         .finally(() => face?.close());
       return state.closing;
     },
