@@ -29,9 +29,9 @@ ${demoUsage}${sessionsUsage}${replayUsage}${serveUsage}
   agentlanes --version          the installed version
 `;
 
-/** The help text of one command. */
-function commandUsage(command: string, lines: string): string {
-  return `usage: agentlanes ${command} [options]\n\n${lines}`;
+/** The help text of one command; `operands` are its positional arguments (`<sessionKey>`). */
+function commandUsage(command: string, lines: string, operands = ''): string {
+  return `usage: agentlanes ${command}${operands === '' ? '' : ` ${operands}`} [options]\n\n${lines}`;
 }
 
 /** The version in the package.json next to the build (../../package.json from src/cli and dist/cli alike). */
@@ -159,8 +159,12 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
           runSessionsCommand(ledger, commandIo),
         );
       case 'replay':
-        return await withLedger(rest, io, commandUsage('replay', replayUsage), sessionKeyOf, (ledger, key) =>
-          runReplayCommand(ledger, key, commandIo),
+        return await withLedger(
+          rest,
+          io,
+          commandUsage('replay', replayUsage, '<sessionKey>'),
+          sessionKeyOf,
+          (ledger, key) => runReplayCommand(ledger, key, commandIo),
         );
       case 'serve': {
         // Loaded on demand: only `serve` needs Hono and the server.

@@ -6,8 +6,21 @@ const headers = ['key', 'state', 'runs', 'queued', 'last activity'] as const;
 /** Columns holding counts are right-aligned. */
 const numeric = new Set([2, 3]);
 
+/**
+ * Times before this one (2001-09-09) come from a simulated clock that started near zero (the demo's, a test's
+ * fake clock), not from a wall clock: shown as the simulated time elapsed, not as a date in 1970.
+ */
+const wallClockSince = 1_000_000_000_000;
+
+/** A last-activity time as a date, or as simulated elapsed seconds when a simulated clock wrote it. */
+export function formatActivityTime(at: number | undefined): string {
+  if (at === undefined) return '-';
+  if (at < wallClockSince) return `simulated +${(at / 1000).toFixed(3)}s`;
+  return new Date(at).toISOString();
+}
+
 function cells(row: SessionRow): string[] {
-  const lastActivity = row.lastActivity === undefined ? '-' : new Date(row.lastActivity).toISOString();
+  const lastActivity = formatActivityTime(row.lastActivity);
   return [row.key, row.state, String(row.runs), String(row.queued), lastActivity];
 }
 

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteLedger } from 'agentlanes';
-import { runDemo } from '../../src/cli/demo/run-demo.js';
+import { defaultDemoPath, runDemo } from '../../src/cli/demo/run-demo.js';
 import { captureOutput } from './captured-output.js';
 
 const dirs: string[] = [];
@@ -109,5 +109,11 @@ describe('runDemo', () => {
     } finally {
       await holder.close();
     }
+  });
+});
+
+describe('defaultDemoPath', () => {
+  it("names a file for the user in the user's temp folder when no --db is given", () => {
+    expect(defaultDemoPath()).toBe(join(tmpdir(), `agentlanes-demo-${userInfo().username}.db`));
   });
 });

@@ -89,7 +89,10 @@ describe('main', () => {
       let demos = 0;
       const io = { output: cli.output, errors: cli.errors, runDemo: () => Promise.resolve(demos++) };
       expect(await main([command, '--help'], io)).toBe(0);
-      expect(cli.output.text()).toMatch(new RegExp(`^usage: agentlanes ${command} \\[options\\]\n`));
+      const operands = command === 'replay' ? ' <sessionKey>' : '';
+      expect(cli.output.text()).toMatch(
+        new RegExp(`^usage: agentlanes ${command}${operands} \\[options\\]\n`),
+      );
       expect(cli.errors.text()).toBe('');
       expect(demos).toBe(0);
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLedger, type EventQuery, type Ledger, type RuntimeEvent } from 'agentlanes';
 import { listSessionRows } from '../../src/cli/session-rows.js';
-import { runSessionsCommand } from '../../src/cli/sessions-command.js';
+import { formatActivityTime, runSessionsCommand } from '../../src/cli/sessions-command.js';
 import { captureOutput } from './captured-output.js';
 import { recordHistory } from './recorded-history.js';
 
@@ -53,7 +53,7 @@ describe('runSessionsCommand', () => {
     await runSessionsCommand(ledger, { output, env: {} });
     expect(output.lines()).toEqual([
       '\x1b[1mkey  state  runs  queued  last activity\x1b[22m',
-      `k    \x1b[2midle \x1b[22m     0       0  ${iso(0)}`,
+      `k    \x1b[2midle \x1b[22m     0       0  simulated +0.000s`,
     ]);
   });
 
@@ -129,5 +129,19 @@ describe('listSessionRows', () => {
       ['s2', 2_498],
       ['s1', 2_497],
     ]);
+  });
+});
+
+describe('formatActivityTime', () => {
+  it('shows the simulated time elapsed, not a 1970 date, when a simulated clock near zero wrote the time', () => {
+    expect(formatActivityTime(5_035)).toBe('simulated +5.035s');
+  });
+
+  it('shows the date when a wall clock wrote the time', () => {
+    expect(formatActivityTime(1_700_000_005_035)).toBe('2023-11-14T22:13:25.035Z');
+  });
+
+  it('shows a dash when no activity is recorded', () => {
+    expect(formatActivityTime(undefined)).toBe('-');
   });
 });

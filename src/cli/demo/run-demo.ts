@@ -1,5 +1,5 @@
 import { seededRandom } from '../../core/ids.js';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteLedger } from '../../ledger/sqlite-ledger.js';
 import type { Runtime } from '../../runtime/create-runtime.js';
@@ -22,7 +22,7 @@ export interface DemoOptions {
   readonly tokenDelayMs: number;
   /**
    * The SQLite file the demo records to; an agentlanes ledger there is replaced, any other file is refused.
-   * @default agentlanes-demo.db in the temp folder
+   * @default agentlanes-demo-<user>.db in the user's temp folder
    */
   readonly path?: string;
   /** Where the live view and the closing table go; a terminal gets the redrawn view. */
@@ -32,6 +32,21 @@ export interface DemoOptions {
    * @default output.isTTY
    */
   readonly realTime?: boolean;
+}
+
+/**
+ * The demo's file when none is given: in the user's temp folder, named for the user, so two users of one machine
+ * (whose temp folder is often the shared /tmp) never replace each other's record.
+ */
+export function defaultDemoPath(): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    // No entry in the user database (a container's arbitrary uid): the uid names the file instead.
+    user = String(process.getuid?.() ?? 'user');
+  }
+  return join(tmpdir(), `agentlanes-demo-${user.replace(/[^A-Za-z0-9._-]/g, '_')}.db`);
 }
 
 /** Simulated milliseconds per step of the show (one frame of the live view). */
@@ -145,7 +160,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   // Virtual time that moves only when the demo advances it, so one seed replays exactly.
   const clock = fakeClock({ now: 0 });
   const random = seededRandom(options.seed);
-  const path = options.path ?? join(tmpdir(), 'agentlanes-demo.db');
+  const path = options.path ?? defaultDemoPath();
   prepareDemoFile(path);
   const ledger = createSqliteLedger({ path });
   const runtime = createDemoRuntime({ clock, random, ledger, tokenDelayMs: options.tokenDelayMs });
