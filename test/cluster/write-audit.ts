@@ -18,6 +18,7 @@ const functions = `
   CREATE TABLE audit_claims (
     id BIGSERIAL PRIMARY KEY, session_key TEXT NOT NULL, worker_id TEXT NOT NULL, epoch BIGINT NOT NULL,
     claimer TEXT NOT NULL, at BIGINT NOT NULL);
+  CREATE INDEX audit_claims_last ON audit_claims (session_key, id);
   CREATE TABLE audit_writes (
     id BIGSERIAL PRIMARY KEY, table_name TEXT NOT NULL, op TEXT NOT NULL, session_key TEXT NOT NULL,
     writer TEXT NOT NULL, at BIGINT NOT NULL, holder TEXT, holder_worker_id TEXT, holder_lease_until BIGINT);
