@@ -1,24 +1,33 @@
 import type { Adapter, Chat, Message, SlashCommandEvent, Thread } from 'chat';
-import type { Clock } from '../../core/clock.js';
-import type { DeliveryStore } from '../../ledger/index.js';
+import { systemClock, type Clock } from '../../core/clock.js';
+import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
 import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';
+import { createInboundDedupe, type InboundDedupe } from '../delivery/inbound-dedupe.js';
 import { partsOfMessage } from './chat-attachments.js';
 import { adapterOf, createChatTarget, type ReplyFormat } from './chat-target.js';
 
 /** Options of `connectChat`. */
 export interface ChatSdkAdapterOptions {
   readonly runtime: Runtime;
-  /** The ledger the runtime was created with: deliveries are recorded there with the consumer's position. */
-  readonly ledger: DeliveryStore;
+  /**
+   * The ledger the runtime was created with: deliveries are recorded there with the consumer's position, and the
+   * messages handled (a redelivery within `redeliveryWindowMs` is ignored, across restarts).
+   */
+  readonly ledger: DeliveryStore & ConsumerStore;
   /** The durable consumer that delivers replies (one per Chat). @default 'chat-sdk' */
   readonly consumer?: string;
   /** Queue settings for every inbound message (e.g. `{ mode: 'steer' }`). @default the runtime's */
   readonly sendOptions?: QueueSettingsInput;
   /** The command that aborts the thread's run. @default 'stop' */
   readonly stopCommand?: string;
+  /**
+   * How long a handled message is remembered, so a platform redelivering it (Telegram retries for hours) is not
+   * answered twice. @default 48 hours
+   */
+  readonly redeliveryWindowMs?: number;
   /** Stream a run's reply into one message by editing it; false: each block is its own message. @default true */
   readonly stream?: boolean;
   /**
@@ -60,6 +69,8 @@ export function chatSessionKey(thread: Pick<Thread, 'id' | 'adapter'>): string {
 interface ChatContext {
   readonly options: ChatSdkAdapterOptions;
   readonly scrubber: SecretScrubber;
+  /** The messages handled, kept in the ledger (the runtime's own dedupe holds 5 minutes). */
+  readonly dedupe: InboundDedupe;
   readonly onError: (error: unknown) => void;
   /** Remember a platform adapter's secrets (its bot token) for scrubbing. */
   readonly learn: (adapter: Adapter) => void;
@@ -84,11 +95,14 @@ function isStopCommand(text: string, command: string): boolean {
 async function receive(context: ChatContext, thread: Thread, message: Message): Promise<void> {
   if (message.author.isMe) return;
   const { options } = context;
-  const session = options.runtime.session(chatSessionKey(thread));
+  const sessionKey = chatSessionKey(thread);
+  if (await context.dedupe.seen(sessionKey, message.id)) return;
+  const session = options.runtime.session(sessionKey);
   const command = options.stopCommand ?? 'stop';
   const text = message.text.trim();
   if (isStopCommand(text, command)) {
     await session.abort({ reason: `user sent /${command}` });
+    await context.dedupe.remember(sessionKey, message.id);
     return;
   }
   const { parts, missing } = await partsOfMessage(message, options.attachmentMode ?? 'file', context.onError);
@@ -105,6 +119,7 @@ async function receive(context: ChatContext, thread: Thread, message: Message): 
     },
     options.sendOptions,
   );
+  await context.dedupe.remember(sessionKey, message.id);
 }
 
 /** The platform's id of the message that carried a command, as the Chat SDK names messages (`<chat>:<id>`). */
@@ -121,13 +136,19 @@ function commandMessageId(raw: unknown): string | undefined {
 async function receiveCommand(context: ChatContext, event: SlashCommandEvent): Promise<void> {
   if (event.user.isMe) return;
   const { options } = context;
-  const session = options.runtime.session(chatSessionKey({ id: event.channel.id, adapter: event.adapter }));
+  const sessionKey = chatSessionKey({ id: event.channel.id, adapter: event.adapter });
+  const id = commandMessageId(event.raw);
+  if (id !== undefined && (await context.dedupe.seen(sessionKey, id))) return;
+  const remember = async (): Promise<void> => {
+    if (id !== undefined) await context.dedupe.remember(sessionKey, id);
+  };
+  const session = options.runtime.session(sessionKey);
   const stopCommand = options.stopCommand ?? 'stop';
   if (event.command === `/${stopCommand}`) {
     await session.abort({ reason: `user sent /${stopCommand}` });
+    await remember();
     return;
   }
-  const id = commandMessageId(event.raw);
   await session.send(
     {
       ...(id === undefined ? {} : { id }),
@@ -137,6 +158,7 @@ async function receiveCommand(context: ChatContext, event: SlashCommandEvent): P
     },
     options.sendOptions,
   );
+  await remember();
 }
 
 /** A handler whose failures leave it scrubbed of secrets (the Chat SDK logs what a handler throws). */
@@ -153,22 +175,20 @@ function scrubbing<Arguments extends unknown[]>(
   };
 }
 
-/**
- * Connect a Chat SDK `Chat` to a runtime: new mentions (the thread is then subscribed) and messages of subscribed
- * threads go to session `<adapter>:<thread id>` with the platform message id as the message id (a redelivery is
- * answered `duplicate`), `/stop` aborts the thread's run (typed as text, or tagged as a command by the platform),
- * and each run's reply is posted to the thread exactly once through a durable consumer: streamed into one message
- * by edits, or as blocks with `stream: false`. The adapters' bot tokens never reach a log, an event or the ledger.
- * Create the Chat with `concurrency: 'concurrent'`: agentlanes queues, steers and batches per session itself, and
- * the Chat SDK's default strategy drops a message that arrives while a handler of its thread still runs.
- */
-export function connectChat(chat: Chat, options: ChatSdkAdapterOptions): ChatSdkConnection {
+/** The handlers' shared context: the secrets learnt from the platform adapters and the durable dedupe. */
+function createChatContext(options: ChatSdkAdapterOptions): { context: ChatContext; secrets: Set<string> } {
   const secrets = new Set(options.secrets ?? []);
   const learnt = new WeakSet<Adapter>();
   const scrubber = createSecretScrubber(() => secrets);
   const context: ChatContext = {
     options,
     scrubber,
+    dedupe: createInboundDedupe({
+      store: options.ledger,
+      consumer: options.consumer ?? 'chat-sdk',
+      clock: options.clock ?? systemClock,
+      ...(options.redeliveryWindowMs === undefined ? {} : { windowMs: options.redeliveryWindowMs }),
+    }),
     onError: scrubber.wrap(options.onError ?? console.error),
     learn(adapter) {
       if (learnt.has(adapter)) return;
@@ -176,6 +196,20 @@ export function connectChat(chat: Chat, options: ChatSdkAdapterOptions): ChatSdk
       for (const secret of secretsOfAdapter(adapter)) secrets.add(secret);
     },
   };
+  return { context, secrets };
+}
+
+/**
+ * Connect a Chat SDK `Chat` to a runtime: new mentions (the thread is then subscribed) and messages of subscribed
+ * threads go to session `<adapter>:<thread id>` with the platform message id as the message id (a redelivery
+ * within 48 hours, even after a restart, is ignored), `/stop` aborts the thread's run (typed as text, or tagged as a command by the platform),
+ * and each run's reply is posted to the thread exactly once through a durable consumer: streamed into one message
+ * by edits, or as blocks with `stream: false`. The adapters' bot tokens never reach a log, an event or the ledger.
+ * Create the Chat with `concurrency: 'concurrent'`: agentlanes queues, steers and batches per session itself, and
+ * the Chat SDK's default strategy drops a message that arrives while a handler of its thread still runs.
+ */
+export function connectChat(chat: Chat, options: ChatSdkAdapterOptions): ChatSdkConnection {
+  const { context, secrets } = createChatContext(options);
   chat.onNewMention(
     scrubbing(context, async (thread: Thread, message: Message) => {
       context.learn(thread.adapter);

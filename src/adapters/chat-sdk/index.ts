@@ -17,3 +17,4 @@ export {
   type SentLookup,
   type TargetResolver,
 } from '../delivery/reply-target.js';
+export { redeliveryWindowMs } from '../delivery/inbound-dedupe.js';

@@ -1,11 +1,13 @@
 import type { Bot, Context, MiddlewareFn } from 'grammy';
 import type { Message } from 'grammy/types';
 import type { Clock } from '../../core/clock.js';
-import type { DeliveryStore } from '../../ledger/index.js';
+import { systemClock } from '../../core/clock.js';
+import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
 import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';
+import { createInboundDedupe, type InboundDedupe } from '../delivery/inbound-dedupe.js';
 import { attachmentOf, downloadAttachment, type BinaryPart } from './telegram-attachments.js';
 import { telegramPlaceOf, telegramSessionKey } from './telegram-keys.js';
 import { createTelegramTarget } from './telegram-target.js';
@@ -13,8 +15,11 @@ import { createTelegramTarget } from './telegram-target.js';
 /** Options of `connectGrammy`. */
 export interface GrammyAdapterOptions {
   readonly runtime: Runtime;
-  /** The ledger the runtime was created with: deliveries are recorded there with the consumer's position. */
-  readonly ledger: DeliveryStore;
+  /**
+   * The ledger the runtime was created with: deliveries are recorded there with the consumer's position, and the
+   * messages handled (a redelivery within `redeliveryWindowMs` is ignored, across restarts).
+   */
+  readonly ledger: DeliveryStore & ConsumerStore;
   /** The durable consumer that delivers replies (one per bot). @default 'grammy' */
   readonly consumer?: string;
   /** Queue settings for every inbound message (e.g. `{ mode: 'steer' }`). @default the runtime's */
@@ -25,6 +30,11 @@ export interface GrammyAdapterOptions {
   readonly attachmentMode?: 'file' | 'inline';
   /** The command that aborts the chat's run. @default 'stop' */
   readonly stopCommand?: string;
+  /**
+   * How long a handled message is remembered, so Telegram redelivering its update (it retries for hours) is not
+   * answered twice. @default 48 hours
+   */
+  readonly redeliveryWindowMs?: number;
   /** The text a chat gets when its run crashed mid-reply. */
   readonly interruptedNotice?: string;
   /** The text a chat gets when its run failed or timed out; null: nothing. */
@@ -77,6 +87,7 @@ function createMiddleware(
   bot: Bot,
   options: GrammyAdapterOptions,
   scrubber: SecretScrubber,
+  dedupe: InboundDedupe,
 ): MiddlewareFn<Context> {
   const stopCommand = options.stopCommand ?? 'stop';
   const onError = scrubber.wrap(options.onError ?? console.error);
@@ -89,20 +100,25 @@ function createMiddleware(
       ...(threadId === undefined ? {} : { threadId }),
     });
     const session = options.runtime.session(key);
+    const messageId = String(message.message_id);
+    // A redelivered update (Telegram retries for hours; the runtime's own dedupe holds 5 minutes): handled once.
+    if (await dedupe.seen(key, messageId)) return;
     if (message.text !== undefined && isCommand(message.text, stopCommand)) {
       await session.abort({ reason: `user sent /${stopCommand}` });
+      await dedupe.remember(key, messageId);
       return;
     }
     const content = await inboundOf(bot, options, onError, message);
     if (content === undefined) return next();
     const from = message.from;
     const input = {
-      id: String(message.message_id),
+      id: messageId,
       ...content,
       channel: 'telegram',
       ...(from === undefined ? {} : { sender: { id: String(from.id), name: from.first_name } }),
     };
     await session.send(input, options.sendOptions);
+    await dedupe.remember(key, messageId);
   };
   // grammY hands what a middleware throws to the bot's error handler, which logs it: the token never goes there.
   return async (context, next) => {
@@ -116,20 +132,26 @@ function createMiddleware(
 
 /**
  * Connect a grammY `Bot` to a runtime: messages (text, and photos, documents, voice notes and audio as content
- * parts) go to session `telegram:<chat id>` (plus
- * `:<message_thread_id>` in a forum topic) with the Telegram message id as the message id (a redelivered update is
- * answered `duplicate`), `/stop` aborts the chat's run, and the runs' reply blocks are sent back exactly once
- * through a durable consumer, with a typing indicator while a run streams. The bot token is masked in every
- * error the adapter logs, rethrows or records.
+ * parts) go to session `telegram:<chat id>` (plus `:<message_thread_id>` in a forum topic) with the Telegram
+ * message id as the message id (an update redelivered within 48 hours, even after a restart, is ignored), `/stop` aborts the chat's run, and the runs' reply blocks are sent back
+ * exactly once through a durable consumer, with a typing indicator while a run streams. The bot token is masked
+ * in every error the adapter logs, rethrows or records.
  */
 export function connectGrammy(bot: Bot, options: GrammyAdapterOptions): GrammyConnection {
   const scrubber = createSecretScrubber(() => [bot.token]);
-  const middleware = createMiddleware(bot, options, scrubber);
+  const consumer = options.consumer ?? 'grammy';
+  const dedupe = createInboundDedupe({
+    store: options.ledger,
+    consumer,
+    clock: options.clock ?? systemClock,
+    ...(options.redeliveryWindowMs === undefined ? {} : { windowMs: options.redeliveryWindowMs }),
+  });
+  const middleware = createMiddleware(bot, options, scrubber, dedupe);
   bot.use(middleware);
   const delivery = startReplyDelivery({
     runtime: options.runtime,
     ledger: options.ledger,
-    consumer: options.consumer ?? 'grammy',
+    consumer,
     targetFor: (sessionKey) => {
       const place = telegramPlaceOf(sessionKey);
       return place === undefined ? undefined : createTelegramTarget(bot.api, place);
