@@ -34,6 +34,11 @@ export interface SessionRegistry {
   stopAll(): Promise<void>;
   /** Stop a session's actor and forget it without writing (a cluster worker that lost the session). */
   evict(key: string): void;
+  /**
+   * Evict the live sessions and hold every `acquire` of them until `until` settles (their state is being rebuilt
+   * in the ledger); they hydrate from the ledger after. Returns their keys.
+   */
+  suspendAll(until: Promise<void>): string[];
   readonly size: number;
 }
 
@@ -50,10 +55,19 @@ export function createSessionRegistry(options: {
   const registry: RegistryState = { ...options, sessions: new Map<string, LiveSession>() };
   const { ledger, clock, sessions } = registry;
   const loading = new Map<string, Promise<LiveSession>>();
+  const suspended = new Map<string, Promise<void>>();
+  const evict = (key: string): void => {
+    const session = sessions.get(key);
+    if (session === undefined) return;
+    sessions.delete(key);
+    stopSession(session.actor);
+  };
   return {
     live: (key) => sessions.get(key),
     all: () => [...sessions.values()],
     acquire(key) {
+      const held = suspended.get(key);
+      if (held !== undefined) return held.then(() => this.acquire(key));
       const live = sessions.get(key);
       if (live !== undefined) return Promise.resolve(live);
       let pending = loading.get(key);
@@ -66,11 +80,21 @@ export function createSessionRegistry(options: {
     persist: (session) => ledger.putSession(recordOf(session, clock.now())),
     hibernate: (key) => hibernate(registry, key),
     stopAll: () => stopAll(registry),
-    evict(key) {
-      const session = sessions.get(key);
-      if (session === undefined) return;
-      sessions.delete(key);
-      stopSession(session.actor);
+    evict,
+    suspendAll(until) {
+      const keys = [...sessions.keys(), ...loading.keys()];
+      const settled = until.then(
+        () => undefined,
+        () => undefined,
+      );
+      for (const key of keys) {
+        evict(key);
+        suspended.set(key, settled);
+      }
+      void settled.then(() => {
+        for (const key of keys) if (suspended.get(key) === settled) suspended.delete(key);
+      });
+      return keys;
     },
     get size() {
       return sessions.size;

@@ -215,6 +215,10 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
       };
     case 'ledger.corrupt':
       return { label: 'ledger corrupt', tone: 'red', details: [event.table, event.row, event.message] };
+    case 'ledger.unavailable':
+      return { label: 'ledger unavailable', tone: 'red', details: [event.code, event.message] };
+    case 'ledger.available':
+      return { label: 'ledger available', tone: 'green', details: [`after ${seconds(event.unavailableMs)}`] };
     case 'subagent.spawned':
       return {
         label: 'subagent spawned',
@@ -269,6 +273,7 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
     case 'undo.enqueued':
     case 'undo.executed':
     case 'undo.failed':
+    case 'undo.in_doubt':
     case 'step.executed':
       return describePause(event);
     default:

@@ -138,6 +138,11 @@ const payloads = {
   },
   // A ledger row failed validation: it is skipped (replay goes on) and reported once.
   'ledger.corrupt': { table: z.string(), row: z.string(), message: z.string() },
+  // The ledger cannot take a write (a full disk, a read-only file, an unreachable database): active runs stop and
+  // writes are retried with backoff. Runtime-wide (session key ''), delivered live and never recorded: the ledger
+  // cannot take it. `ledger.available` follows, recorded, once writes commit again and the sessions were reconciled.
+  'ledger.unavailable': { code: z.enum(errorCodes), message: z.string() },
+  'ledger.available': { unavailableMs: z.number() },
   // A chat adapter's reply block was being sent when the process died (and the platform cannot show whether it
   // arrived), or its send failed: it is neither sent again (a duplicate) nor forgotten (a silent drop).
   // `blockIndex` -1: the run's interrupted or failure notice.

@@ -4,13 +4,19 @@ import { abortStatusOf } from './run-abort.js';
 import { buildRunContext } from './run-context-builder.js';
 import { isRunPause, type RunContext } from './run-context.js';
 import { cancelPause, loadResume, recordPause, settleBatch } from './run-pause.js';
-import { commitRun, openRunRecord, runHistory } from './run-records.js';
+import { commitRun, holdRunEnd, openRunRecord, runHistory } from './run-records.js';
 import type { RunScope } from './run-scope.js';
+import type { RunLease } from './run-services.js';
 import type { RunResult, RunSummary } from './run-summary.js';
 import { runTurnLoop } from './turn-loop.js';
 
 /** Run the turn loop with a timer for the run timeout; the outcome is the run's end or its next pause. */
-async function runSegment(scope: RunScope, runContext: RunContext, startedAt: number): Promise<RunResult> {
+async function runSegment(
+  scope: RunScope,
+  runContext: RunContext,
+  startedAt: number,
+  lease: RunLease | undefined,
+): Promise<RunResult> {
   const { services, request } = scope;
   const { clock, limits } = services;
   const timer = clock.setTimeout(
@@ -20,27 +26,59 @@ async function runSegment(scope: RunScope, runContext: RunContext, startedAt: nu
   try {
     const outcome = await runTurnLoop(runContext);
     if (isRunPause(outcome)) return recordPause(scope.pause, request.sessionKey, request.run.runId, outcome);
-    return await commitRun(scope, startedAt, outcome);
+    return await commitRun(scope, startedAt, outcome, lease);
   } finally {
     clock.clearTimeout(timer);
   }
 }
 
-/** Execute a run in its lanes' turn: a new run opens and runs; a paused one continues. */
+/** Nothing of the run could be recorded yet: it ends without a model call, holding its lane until the ledger heals. */
+const nothingDone = {
+  status: 'failed',
+  text: '',
+  usage: { inputTokens: 0, outputTokens: 0 },
+  cost: 0,
+} as const;
+
+/**
+ * Execute a run in its lanes' turn: a new run opens and runs; a paused one continues. While it runs it holds a lease
+ * on the ledger's health: a write the ledger cannot take aborts it, and it then writes nothing more.
+ */
 export async function executeRunInLane(scope: RunScope): Promise<RunResult> {
-  if (scope.request.run.resume !== undefined) return continueRun(scope);
+  const lease = scope.services.ledgerGuard?.enter(() =>
+    scope.request.abort('aborted', 'the ledger cannot record the run'),
+  );
+  try {
+    if (lease?.lost === true) return await holdRunEnd(scope, scope.services.clock.now(), nothingDone);
+    if (scope.request.run.resume !== undefined) return await continueRun(scope, lease);
+    return await startRun(scope, lease);
+  } finally {
+    lease?.exit();
+  }
+}
+
+/** Open a new run and run it: nothing reaches the model before the run's opening is durable. */
+async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
   const startedAt = scope.services.clock.now();
   const opened = openRunRecord(scope, startedAt);
+  // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
+  opened.catch(() => undefined);
   const base = buildRunContext(scope, undefined, { turnIndex: 0, compensationSeq: 1 });
   const history = await runHistory(scope);
   // The run is durable before it can cause a side effect: a crash then closes it as crashed instead of running
-  // its messages (and their tools) a second time under a new run.
-  await opened;
-  return runSegment(scope, { ...base, history }, startedAt);
+  // its messages (and their tools) a second time under a new run. An opening the ledger could not take stops the
+  // run here, before its model call.
+  try {
+    await opened;
+  } catch (error) {
+    if (lease?.lost === true) return holdRunEnd(scope, startedAt, nothingDone);
+    throw error;
+  }
+  return runSegment(scope, { ...base, history }, startedAt, lease);
 }
 
 /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
-async function continueRun(scope: RunScope): Promise<RunResult> {
+async function continueRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
   const { services, request } = scope;
   const { run } = request;
   const loaded = await loadResume(scope.pause, request.sessionKey, run.runId);
@@ -54,11 +92,23 @@ async function continueRun(scope: RunScope): Promise<RunResult> {
     ...buildRunContext(scope, loaded.resume, counters),
     settleResumed: (results) => settleBatch(scope.pause, loaded.batch, results),
   };
-  return runSegment(scope, runContext, run.startedAt);
+  return runSegment(scope, runContext, run.startedAt, lease);
 }
 
 /** A run aborted before it reached the turn loop: a new run opens and ends; a paused one ends as it stood. */
 export async function endRunBeforeStart(scope: RunScope): Promise<RunSummary> {
+  // Its session stopped for a ledger fault: the session is reconciled from the ledger, this writes nothing.
+  const lease = scope.services.ledgerGuard?.enter(() => undefined);
+  try {
+    if (lease?.lost === true) return await holdRunEnd(scope, scope.services.clock.now(), nothingDone);
+    return await recordEndBeforeStart(scope);
+  } finally {
+    lease?.exit();
+  }
+}
+
+/** Record the end of a run aborted before it reached the turn loop. */
+async function recordEndBeforeStart(scope: RunScope): Promise<RunSummary> {
   const { services, request } = scope;
   const { run } = request;
   const error = toErrorInfo(abortReason(request.signal));
@@ -71,7 +121,8 @@ export async function endRunBeforeStart(scope: RunScope): Promise<RunSummary> {
     return commitRun(scope, run.startedAt, { status, ...progress, error });
   }
   const startedAt = services.clock.now();
-  void openRunRecord(scope, startedAt);
+  // Its failure is reported by openRunRecord; the commit below fails the same way and says so.
+  openRunRecord(scope, startedAt).catch(() => undefined);
   const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
   return commitRun(scope, startedAt, { status, ...nothing, error });
 }

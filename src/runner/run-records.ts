@@ -1,12 +1,15 @@
 import type { ModelMessage } from '../providers/model-provider.js';
 import type { RunOutcome } from './run-context.js';
 import type { RunScope } from './run-scope.js';
-import { writeInBackground } from './run-services.js';
+import { writeInBackground, type RunLease } from './run-services.js';
 import type { RunSummary } from './run-summary.js';
 import { scrubErrorInfo } from './scrub-event.js';
 import { turnsToMessages } from './transcript.js';
 
-/** Record a run's opening: its run row, its messages marked consumed, and `run.started`. */
+/**
+ * Record a run's opening: its run row, its messages marked consumed, and `run.started`. Rejects when either write
+ * failed: the run must not reach its model (nothing it did could be recorded).
+ */
 export function openRunRecord(scope: RunScope, startedAt: number): Promise<void> {
   const { services, request, port } = scope;
   const { run, sessionKey } = request;
@@ -37,8 +40,8 @@ export function openRunRecord(scope: RunScope, startedAt: number): Promise<void>
     provider: primary.providerName,
     model: primary.model,
   });
-  // Settles once both writes did (a failure is reported above): callers wait for it before any side effect.
-  return Promise.allSettled([opened, consumed]).then(() => undefined);
+  // Callers wait for both before any side effect; a failure (also reported above) stops the run there.
+  return Promise.all([opened, consumed]).then(() => undefined);
 }
 
 /** The closing stretch of a run: its row closed and `run.ended` emitted together (one group-commit transaction). */
@@ -84,19 +87,51 @@ function commitFailed(outcome: RunOutcome, what: string, cause: unknown): RunOut
   return { ...outcome, status: 'failed', error: { code: 'ledger_unavailable', message } };
 }
 
+/** True once the ledger faulted under the run (read afresh: it changes while the run awaits). */
+function isLost(lease: RunLease | undefined): boolean {
+  return lease?.lost === true;
+}
+
+/**
+ * The end of a run the ledger failed under: nothing is written (a write now would fail and leave the run `running`
+ * while its session looks idle). The run waits, holding its session's lane, until the ledger heals; its session is
+ * then reconciled from the ledger, which closes the run as a crash does, with the text that was recorded.
+ */
+export async function holdRunEnd(
+  scope: RunScope,
+  startedAt: number,
+  outcome: RunOutcome,
+): Promise<RunSummary> {
+  const { services, request } = scope;
+  await services.ledgerGuard?.healed();
+  const error = { code: 'ledger_unavailable', message: 'the ledger could not record the run' } as const;
+  return {
+    runId: request.run.runId,
+    status: 'crashed',
+    text: outcome.text,
+    messageIds: request.run.messageIds,
+    startedAt,
+    endedAt: services.clock.now(),
+    error,
+  };
+}
+
 /**
  * Commit a run's end once its turns are durable: its status, final text, usage and cost with `run.ended`, in one
  * transaction (its error scrubbed of secrets). A run one of whose turns was not recorded ends `failed`; a commit
  * that fails is written again as `failed` (`ledger_unavailable`, saying why), and if that fails too the run stays
- * open in the ledger, to be closed `crashed` at the next start. Resolves with the summary the ledger holds.
+ * open in the ledger, to be closed `crashed` at the next start. Resolves with the summary the ledger holds. A run
+ * whose `lease` was lost to a ledger fault writes nothing and waits for the ledger instead (`holdRunEnd`).
  */
 export async function commitRun(
   scope: RunScope,
   startedAt: number,
   outcome: RunOutcome,
+  lease?: RunLease,
 ): Promise<RunSummary> {
   const { services } = scope;
   const lost = await scope.writes.settled();
+  if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
   const checked =
     lost === undefined ? outcome : commitFailed(outcome, 'a turn of the run was not recorded', lost);
   const first = writeRunEnd(scope, startedAt, checked);
@@ -105,6 +140,8 @@ export async function commitRun(
     return first.summary;
   } catch (error) {
     services.onError(error);
+    // The lease is lost by now when the commit failed because the ledger did (the guard saw the failure first).
+    if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
     const second = writeRunEnd(
       scope,
       startedAt,

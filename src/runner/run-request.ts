@@ -30,8 +30,8 @@ export interface RunRequest {
   readonly run: RunTicket;
   readonly signal: AbortSignal;
   readonly steering: SteerInbox;
-  /** Abort the run's own controller (the run timeout uses it). */
-  readonly abort: (status: 'timeout', reason: string) => void;
+  /** Abort the run's own controller (the run timeout; a ledger that cannot record the run). */
+  readonly abort: (status: AbortStatus, reason: string) => void;
   readonly setPhase: (phase: RunPhase) => void;
 }
 

@@ -22,6 +22,28 @@ export interface RunServiceLimits extends RunLimits {
   readonly historyTurns: number;
 }
 
+/** A run's hold on the ledger's health, from its start in the lanes to its end. */
+export interface RunLease {
+  /** True once the ledger faulted while the run was active (or before it started): its records are incomplete. */
+  readonly lost: boolean;
+  /** The run settled (its closing may still be held back; see `LedgerGuard.healed`). */
+  exit(): void;
+}
+
+/**
+ * The runtime's watch over the ledger (runtime/ledger-health.ts). A write that fails because the storage failed
+ * aborts every active run; such a run writes nothing more (its end included) and waits for `healed`, after which its
+ * session is reconciled from what the ledger holds (its open run closed as a crash closes it).
+ */
+export interface LedgerGuard {
+  /** A run starts: `abort` is called when the ledger faults while it runs (at once when it is faulted now). */
+  enter(abort: () => void): RunLease;
+  /** Resolves once writes commit again and the sessions are being reconciled (or the runtime is closing). */
+  healed(): Promise<void>;
+  /** The runtime is closing: stop retrying and let held runs settle (their runs stay open for the next start). */
+  stop(): void;
+}
+
 /** The one bag of services every run shares, built once by `createRuntime` and passed down as it is. */
 export interface RunServices {
   readonly ledger: Ledger;
@@ -58,6 +80,8 @@ export interface RunServices {
   readonly sessionPort: (sessionKey: string) => SessionPort;
   /** False once the runtime is closing: runs that have not started yet stay queued. */
   readonly accepting: () => boolean;
+  /** Stops runs at a write the ledger cannot take, and holds their end until it heals. @default none */
+  readonly ledgerGuard?: LedgerGuard | undefined;
   /** Reports a failure in the background (a ledger write). */
   readonly onError: (error: unknown) => void;
   /** Where content parts are stored; inline attachments are read from it right before each model call. */

@@ -26,6 +26,7 @@ import {
 } from './cluster-worker.js';
 import { openSubagents } from './subagent-wiring.js';
 import { openSessions } from './open-sessions.js';
+import { watchRuntimeLedger } from './ledger-watch.js';
 import { recoverAtStart } from './recover.js';
 import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './runtime-options.js';
 import {
@@ -113,11 +114,6 @@ interface RuntimeBase {
   readonly worker: ClusterWorker | undefined;
 }
 
-/** Report a background failure when the options name no `onError`. */
-function reportToConsole(error: unknown): void {
-  console.error('agentlanes: background failure:', error instanceof Error ? error.message : error);
-}
-
 /** Open the ledger, the bus, the lanes and the auth profiles, and build the run services over them. */
 function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
   const { clock } = config;
@@ -129,14 +125,15 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     layers: config.toolPolicy,
     groups: config.toolGroups,
   });
-  const onError = config.onError ?? reportToConsole;
-  const { worker, ledger, owned, startRetention } = openWorkerLedger(config, clock, onError);
-  const live = (sessionKey: string) => internals.get().registry.live(sessionKey);
+  const opened = openWorkerLedger(config, clock, (error) => onError(error));
+  const late = { bus: () => bus, registry: () => internals.get().registry };
+  const { ledger, health, onError } = watchRuntimeLedger(config, opened, late);
+  const live = (sessionKey: string) => late.registry().live(sessionKey);
   const bus = createEventBus({ ledger, clock, onError });
   const report = createCorruptRowReporter({ ledger, bus, live, onError });
   const stopCorruptReports = ledger.onCorruptRow?.(report);
   const sessionLane = createSessionLane();
-  const globalLane = withClusterLane(worker, createGlobalLane({ ...config.globalLane, clock }));
+  const globalLane = withClusterLane(opened.worker, createGlobalLane({ ...config.globalLane, clock }));
   const profiles = createAuthProfiles({
     profiles: config.authProfiles,
     order: config.authOrder,
@@ -164,19 +161,19 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     accepting,
     onError,
     subagents: subagents.port,
-    stepJobs: worker?.stepJobs,
+    stepJobs: opened.worker?.stepJobs,
   };
-  const services = buildRunServices(config, parts);
+  const services = { ...buildRunServices(config, parts), ledgerGuard: health };
   const steps = {
-    startRetention: () => startRetention(onError),
+    startRetention: () => opened.startRetention(onError),
     closeLanes: () => Promise.all([globalLane.close(), subagents.port.lane.close()]).then(() => undefined),
     markClosed: () => state.closed.resolve(),
     releaseLedger: async () => {
       stopCorruptReports?.();
-      if (owned) await ledger.close();
+      if (opened.owned) await ledger.close();
     },
   };
-  return { bus, services, profiles, sessionTools, internals, report, steps, worker };
+  return { bus, services, profiles, sessionTools, internals, report, steps, worker: opened.worker };
 }
 
 /** Wire the session side over the base: machine, registry, sweeper, the gate, and the internals handles share. */
@@ -283,6 +280,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       } catch (error) {
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
+      services.ledgerGuard?.stop(); // Runs held for a failed ledger settle (left open: closed as crashed at the next start).
       // A failed recovery still lets close() release the ledger.
       state.closing ??= ready
         .catch(onError)

@@ -16,9 +16,14 @@ export type EventListener = (event: RuntimeEvent) => void;
 export interface EventBus {
   /**
    * Stamp, record and (once durable) deliver an event. With `untilAdopted`, an event announcing a run's pause or
-   * end (see `outcomeTypes`) is also held until `adopted` is called for its session.
+   * end (see `outcomeTypes`) is also held until `adopted` is called for its session. With `unrecorded`, the event
+   * is delivered live in its turn without a ledger write (`ledger.unavailable`: the ledger cannot take it).
    */
-  emit(session: SeqHolder, input: EventInput, options?: { readonly untilAdopted?: boolean }): RuntimeEvent;
+  emit(
+    session: SeqHolder,
+    input: EventInput,
+    options?: { readonly untilAdopted?: boolean; readonly unrecorded?: boolean },
+  ): RuntimeEvent;
   /** Listen to every event, or to one session's; returns the unsubscribe function. */
   subscribe(listener: EventListener, sessionKey?: string): () => void;
   /** Resolves once every event emitted so far is in the ledger and was delivered (or its write failed). */
@@ -120,9 +125,17 @@ class Outbox {
   }
 
   /** Queue `event`, write it to `ledger`, and deliver it once the write settled (and, when `held`, adopted). */
-  add(event: RuntimeEvent, held: boolean, ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'>): void {
+  add(
+    event: RuntimeEvent,
+    held: boolean,
+    ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'> | undefined,
+  ): void {
     const entry: Outgoing = { event, state: 'writing', held };
     this.outgoing.push(entry);
+    if (ledger === undefined) {
+      this.settle(entry, 'durable');
+      return;
+    }
     const written = ledger.appendEvents([event]);
     // Nothing to commit later (the memory ledger): deliver in this stretch, as the write is done.
     if (ledger.writesAreImmediate === true) this.settle(entry, 'durable');
@@ -225,7 +238,8 @@ export function createEventBus(options: {
         cursor: ++cursor,
         at: clock.now(),
       };
-      outbox.add(event, emitOptions?.untilAdopted === true && outcomeTypes.has(event.type), ledger);
+      const held = emitOptions?.untilAdopted === true && outcomeTypes.has(event.type);
+      outbox.add(event, held, emitOptions?.unrecorded === true ? undefined : ledger);
       return event;
     },
     subscribe: (listener, sessionKey) => listeners.subscribe(listener, sessionKey),

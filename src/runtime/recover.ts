@@ -1,5 +1,6 @@
 import type { SessionRegistry } from '../actors/session-registry.js';
 import type { Clock } from '../core/clock.js';
+import { createDeferred } from '../core/deferred.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
 import { subagentDepth } from '../policies/subagent-policy.js';
 import { closeCrashedRuns } from '../runner/crash-record.js';
@@ -59,4 +60,45 @@ export async function recoverAtStart(deps: {
       onError(error);
     }
   }
+}
+
+/**
+ * Reconcile after a ledger fault, as a restart of the sessions that were live reconciles them: their actors are
+ * stopped (no run of theirs can start or write after this, and an `acquire` of them waits), the runs the fault
+ * stopped settle, the runs the ledger still holds open for them are closed as `crashed` with the text that was
+ * recorded (as at startup), and each session hydrates from the inbox: its pending messages queue again in their
+ * order and run once; consumed ones do not run again. The actors are stopped in the synchronous part.
+ */
+export function reconcileAfterFault(deps: {
+  ledger: Ledger;
+  clock: Clock;
+  bus: EventBus;
+  registry: SessionRegistry;
+  onError: (error: unknown) => void;
+  /** Resolves once every run the fault stopped settled. */
+  runsSettled: () => Promise<void>;
+}): Promise<void> {
+  const { registry, onError } = deps;
+  const rebuilt = createDeferred<void>();
+  const keys = registry.suspendAll(rebuilt.promise);
+  const work = async (): Promise<void> => {
+    try {
+      await deps.runsSettled();
+      await deps.bus.flushed();
+      await closeCrashedRuns(
+        { ledger: deps.ledger, clock: deps.clock, events: deps.bus, onError },
+        new Set(keys),
+      );
+    } finally {
+      rebuilt.resolve();
+    }
+    for (const key of keys) {
+      try {
+        await registry.acquire(key);
+      } catch (error) {
+        onError(error);
+      }
+    }
+  };
+  return work();
 }
