@@ -94,3 +94,16 @@ export {
 export type { ToolFailureKind, ToolRetrySettings } from './tool-retry.js';
 export { admittedMessageIds, stillToRun } from './still-to-run.js';
 export type { AdmittingTurn, RecoverableMessage } from './still-to-run.js';
+export {
+  addressAllowed,
+  addressKindAllowed,
+  addressKinds,
+  classifyAddress,
+  hostAllowed,
+  normalizeHost,
+  parseIpv4,
+  parseIpv6,
+  privateNetworkKinds,
+  publicOnlyPolicy,
+} from './network-address.js';
+export type { AddressKind, FetchPolicy } from './network-address.js';

@@ -6,7 +6,7 @@ import { inlineKinds, type InlineKind } from '../core/attachments.js';
 export interface WorkspaceOptions {
   /**
    * The workspace root: each session's attachments go to `<root>/<session key>/`, their bytes once to
-   * `<root>/.blobs/<sha256>`; `file` parts must name paths inside it. Created on first use.
+   * `<root>/.blobs/<sha256>`; a `file` part names a file of its own session's directory. Created on first use.
    * @default './agentlanes-workspace'
    */
   root?: string | undefined;
@@ -26,11 +26,53 @@ export interface AttachmentsOptions {
    */
   downloadMediaTypes?: string[] | undefined;
   /**
+   * Where `url` parts may be fetched from (docs/attachments.md, "Fetch policy"): by default only public addresses;
+   * loopback, private, link-local (the cloud metadata service), carrier-grade NAT, unique-local, multicast and
+   * reserved addresses, and names that resolve to one, are refused.
+   * @default { allowHosts: [], allowPrivateNetworks: false }
+   */
+  fetch?: AttachmentFetchOptions | undefined;
+  /**
    * What models take inline, keyed 'provider/model' (`*` matches any run of characters in the model), checked
    * before the provider's own table: `{ 'openai/my-vision-*': ['image'] }`. @default {} (the providers' tables)
    */
   inline?: Record<string, InlineKind[]> | undefined;
 }
+
+/** Exceptions to the fetch policy of `url` parts: what may be fetched besides public addresses. */
+export interface AttachmentFetchOptions {
+  /**
+   * Hosts fetched whatever address they resolve to, as a URL names them: a host name (`files.internal`), a
+   * `*.` pattern for every name below a domain (`*.corp.example`), or an IP literal (`127.0.0.1`, `::1`). Each
+   * redirect hop is judged by the host it names. @default []
+   */
+  allowHosts?: string[] | undefined;
+  /**
+   * Also fetch from private networks: RFC 1918 (10/8, 172.16/12, 192.168/16), carrier-grade NAT (100.64/10)
+   * and unique-local IPv6 (fc00::/7). Loopback, link-local (169.254.169.254), multicast, unspecified and reserved
+   * addresses stay refused unless `allowHosts` names the host. @default false
+   */
+  allowPrivateNetworks?: boolean | undefined;
+}
+
+/** One `allowHosts` entry: a host name, a `*.` pattern, or an IPv4 or IPv6 literal (brackets optional). */
+const allowedHostSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(
+    /^((\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?|\[?[0-9a-f:.]*:[0-9a-f:.]*\]?)$/i,
+    'expected a host name, "*.domain" or an IP address',
+  );
+
+/** The schema of `attachments.fetch`. */
+export const attachmentFetchOptionsSchema = z
+  .object({
+    allowHosts: z.array(allowedHostSchema).max(1000).default([]),
+    allowPrivateNetworks: z.boolean().default(false),
+  })
+  .strict()
+  .prefault({});
 
 /** The default content types a `url` part may have. */
 export const defaultDownloadMediaTypes = [
@@ -66,6 +108,7 @@ export const attachmentsOptionsSchema = z
         z.string().regex(/^(\*\/\*|[a-z0-9.+-]+\/(\*|[a-z0-9.+-]+))$/, 'expected "type/subtype" or "type/*"'),
       )
       .default(defaultDownloadMediaTypes),
+    fetch: attachmentFetchOptionsSchema,
     inline: z
       .record(z.string().regex(/^[^/]+\/.+$/, "expected 'provider/model'"), z.array(z.enum(inlineKinds)))
       .default({}),

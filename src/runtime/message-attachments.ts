@@ -1,4 +1,3 @@
-import { stat, readFile } from 'node:fs/promises';
 import type { AttachmentRef, StoredPart } from '../core/attachments.js';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
@@ -91,30 +90,32 @@ function nameOfUrl(address: string): string {
     .split('/')
     .filter((piece) => piece.length > 0)
     .at(-1);
-  return safeFileName(segment === undefined ? undefined : decodeURIComponent(segment), 'download');
+  if (segment === undefined) return 'download';
+  try {
+    return safeFileName(decodeURIComponent(segment), 'download');
+  } catch {
+    return safeFileName(segment, 'download'); // a malformed escape: the segment as it is
+  }
 }
 
+/** A `file` part: only a file of the session's own directory (the store refuses anything else, one way). */
 async function loadFile(
   deps: MessageAttachmentsDeps,
+  sessionKey: string,
   part: Extract<MessagePart, { type: 'file' }>,
   budget: number,
 ): Promise<LoadedPart> {
-  const path = await deps.workspace.resolve(part.path);
-  const info = await stat(path).catch((error: unknown) => {
-    throw new RuntimeError('invalid_input', `file part "${part.path}" cannot be read`, { cause: error });
-  });
-  if (!info.isFile()) throw new RuntimeError('invalid_input', `file part "${part.path}" is not a file`);
-  if (info.size > budget) throw tooBig(`file part "${part.path}"`, info.size, budget);
+  const file = await deps.workspace.openSessionFile(sessionKey, part.path);
+  let bytes: Uint8Array;
+  try {
+    if (file.size > budget) throw tooBig(`file part "${part.path}"`, file.size, budget);
+    bytes = await file.read();
+  } finally {
+    await file.close();
+  }
   const name = safeFileName(part.name ?? part.path);
   const mediaType = part.mediaType ?? mediaTypeOfName(name);
-  return {
-    type: 'attachment',
-    source: 'file',
-    mode: part.mode,
-    name,
-    mediaType,
-    bytes: await readFile(path),
-  };
+  return { type: 'attachment', source: 'file', mode: part.mode, name, mediaType, bytes };
 }
 
 async function loadUrl(
@@ -126,14 +127,11 @@ async function loadUrl(
     timeoutMs: deps.limits.downloadTimeoutMs,
     maxBytes: budget,
     mediaTypes: deps.limits.downloadMediaTypes,
+    mediaType: part.mediaType,
+    policy: deps.limits.fetch,
   };
+  // Every failure (a declared type the answer does not have too) is the one refusal of docs/attachments.md.
   const download = await downloadPart(part.url, limits, deps.clock);
-  if (part.mediaType !== undefined && part.mediaType !== download.mediaType) {
-    throw new RuntimeError(
-      'invalid_input',
-      `url part ${describeUrl(part.url)}: content type "${download.mediaType}" is not the "${part.mediaType}" it declared`,
-    );
-  }
   const name = safeFileName(part.name ?? nameOfUrl(part.url));
   const { mediaType, bytes } = download;
   // The address is not kept: it may carry a credential (a signed URL, a bot token in the path).
@@ -143,6 +141,7 @@ async function loadUrl(
 /** Read one part into memory, within `budget` bytes (the smaller of the part and the message limit left). */
 async function loadPart(
   deps: MessageAttachmentsDeps,
+  sessionKey: string,
   part: MessagePart,
   budget: number,
 ): Promise<LoadedPart> {
@@ -163,7 +162,7 @@ async function loadPart(
       };
     }
     case 'file':
-      return loadFile(deps, part, budget);
+      return loadFile(deps, sessionKey, part, budget);
     case 'url':
       return loadUrl(deps, part, budget);
   }
@@ -227,7 +226,7 @@ export function createMessageAttachments(deps: MessageAttachmentsDeps): MessageA
       let total = 0;
       for (const part of parts) {
         const budget = Math.min(maxPartBytes, maxMessageBytes - total);
-        const one = await loadPart(deps, part, budget);
+        const one = await loadPart(deps, sessionKey, part, budget);
         if (one.type === 'attachment') {
           total += one.bytes.byteLength;
           if (one.mode === 'inline') checkInline(candidates, one.mediaType, one.name);

@@ -33,7 +33,10 @@ export const messagePartSchema = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('file'),
-      /** A path inside the workspace root (relative to it, or absolute); copied into the session's directory. */
+      /**
+       * A file of the session's own workspace directory, by a path relative to it (no absolute path, no `..`, no
+       * link out of it; never another session's file or the blob store); its bytes are stored like any part's.
+       */
       path: storableString().min(1).max(4096),
       mode: modeSchema,
       name: nameSchema.optional(),

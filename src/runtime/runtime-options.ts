@@ -255,7 +255,10 @@ export interface RuntimeOptions {
   systemPrompt?: string | undefined;
   /** Where content parts are stored. @default { root: './agentlanes-workspace' } */
   workspace?: WorkspaceOptions | undefined;
-  /** Limits on content parts and what models take inline. @default { maxPartBytes: 20 MiB, maxMessageBytes: 50 MiB } */
+  /**
+   * Limits on content parts, where `url` parts may be fetched from, and what models take inline.
+   * @default { maxPartBytes: 20 MiB, maxMessageBytes: 50 MiB, fetch: public addresses only }
+   */
   attachments?: AttachmentsOptions | undefined;
   /** Time for every timer, timeout and timestamp; tests pass `fakeClock()`. @default the system clock */
   clock?: Clock | undefined;

@@ -2,10 +2,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import { link, lstat, mkdir, readFile, rename, rm, stat, writeFile, copyFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { RuntimeError } from '../core/errors.js';
-import { resolveInsideRoot, safeFileName, sessionDirectoryName } from './workspace-paths.js';
+import {
+  blobDirectory,
+  openSessionFile,
+  resolveInsideRoot,
+  safeFileName,
+  sessionDirectoryName,
+  type SessionFile,
+} from './workspace-paths.js';
 
-/** The directory under the workspace root that holds every stored attachment once, named by its SHA-256. */
-export const blobDirectory = '.blobs';
+export { blobDirectory } from './workspace-paths.js';
 
 /** One attachment stored for a session: its hash, size and the session's copy (a hard link to the blob). */
 export interface StoredBlob {
@@ -25,8 +31,11 @@ export interface WorkspaceStore {
   store(sessionKey: string, bytes: Uint8Array, name: string): Promise<StoredBlob>;
   /** The bytes of a stored blob; `not_found` when it is gone. */
   read(sha256: string): Promise<Uint8Array>;
-  /** Resolve a path the caller names inside the root (no `..` or symbolic-link escape). */
-  resolve(path: string): Promise<string>;
+  /**
+   * Open the file a `file` part of `sessionKey` names: a relative path inside that session's own directory only
+   * (no absolute path, no `..`, no link out of it; never another session's files or the blob store).
+   */
+  openSessionFile(sessionKey: string, path: string): Promise<SessionFile>;
 }
 
 const sha256Pattern = /^[0-9a-f]{64}$/;
@@ -117,6 +126,6 @@ export function createWorkspaceStore(root: string): WorkspaceStore {
         });
       }
     },
-    resolve: (path) => inside(path, 'file part'),
+    openSessionFile: (sessionKey, path) => openSessionFile(absoluteRoot, sessionKey, path),
   };
 }

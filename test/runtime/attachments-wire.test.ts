@@ -15,6 +15,7 @@ import {
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { errorOf } from '../support/error-of.js';
+import { downloadRefusal } from '../../src/tools/workspace-download.js';
 import { startSseServer, type SseServer } from '../support/sse-server.js';
 
 const directories: string[] = [];
@@ -40,7 +41,8 @@ function runtimeOn(provider: ModelProvider, model: string) {
     providers: { main: provider },
     model: { provider: 'main', model },
     workspace: { root },
-    attachments: { downloadTimeoutMs: 5000 },
+    // The loopback file servers of these tests are named in allowHosts: the documented way to fetch from one.
+    attachments: { downloadTimeoutMs: 5000, fetch: { allowHosts: ['127.0.0.1'] } },
     clock,
   });
   const ended = createDeferred<RuntimeEvent>();
@@ -216,7 +218,11 @@ describe('url parts', () => {
     const error = await errorOf(
       h.runtime.session('s').send({ text: 'x', parts: [{ type: 'url', url, mediaType: 'application/pdf' }] }),
     );
-    expect(error).toMatchObject({ code: 'invalid_input' });
-    expect((error as Error).message).toContain('is not the "application/pdf" it declared');
+    // The one refusal of every failed download (docs/attachments.md, "Fetch policy").
+    expect(error).toMatchObject({
+      code: 'invalid_input',
+      message: downloadRefusal,
+      details: { reason: 'type' },
+    });
   });
 });

@@ -21,6 +21,7 @@ import {
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { errorOf } from '../support/error-of.js';
+import { filePartRefusal } from '../../src/tools/workspace-paths.js';
 
 const directories: string[] = [];
 afterEach(() => {
@@ -377,43 +378,54 @@ describe('send() refusals with content parts', () => {
       }),
     );
     expect(big).toMatchObject({ code: 'invalid_input' });
-    const file = join(h.root, 'inbox', 'big.bin');
-    mkdirSync(join(h.root, 'inbox'));
+    // File parts name files of the session's own directory, relative to it.
+    const file = join(h.root, 's', 'inbox', 'big.bin');
+    mkdirSync(join(h.root, 's', 'inbox'), { recursive: true });
     writeFileSync(file, new Uint8Array(800));
     const total = await errorOf(
       chat.send({
         text: 'x',
         parts: [
           { type: 'file', path: 'inbox/big.bin' },
-          { type: 'file', path: file },
+          { type: 'file', path: './inbox/big.bin' },
         ],
       }),
     );
-    expect(total).toMatchObject({ code: 'invalid_input' });
-    rmSync(join(h.root, 'inbox'), { recursive: true });
+    expect(total).toMatchObject({
+      code: 'invalid_input',
+      message: 'file part "./inbox/big.bin" has 800 bytes, more than the limit of 700',
+    });
+    rmSync(join(h.root, 's'), { recursive: true });
     await expectNothingStored(h, 's');
     await h.close();
   });
 
-  it('refuses file paths that escape the workspace root by .. or by a symbolic link', async () => {
+  it('refuses file paths that are absolute, hold .., or lead out of the session directory by a link', async () => {
     const h = setup([]);
     const outside = tempDirectory('outside');
     writeFileSync(join(outside, 'secret.txt'), 'secret');
-    mkdirSync(join(h.root, 'docs'));
-    symlinkSync(outside, join(h.root, 'docs', 'link'));
-    symlinkSync(join(outside, 'secret.txt'), join(h.root, 'docs', 'file-link.txt'));
+    mkdirSync(join(h.root, 's', 'docs'), { recursive: true });
+    writeFileSync(join(h.root, 's', 'docs', 'own.txt'), 'own');
+    symlinkSync(outside, join(h.root, 's', 'docs', 'link'));
+    symlinkSync(join(outside, 'secret.txt'), join(h.root, 's', 'docs', 'file-link.txt'));
     const chat = h.runtime.session('s');
+    const refusals = new Set<string>();
     for (const path of [
       '../secret.txt',
+      'docs/../docs/own.txt',
+      `${h.root}/s/docs/own.txt`,
       `${h.root}/../x`,
       outside + '/secret.txt',
       'docs/link/secret.txt',
       'docs/file-link.txt',
+      'docs',
+      'docs/missing.txt',
     ]) {
       const error = await errorOf(chat.send({ text: 'x', parts: [{ type: 'file', path }] }));
       expect(error, path).toMatchObject({ code: 'invalid_input' });
-      expect((error as Error).message, path).toContain('outside the workspace root');
+      refusals.add((error as Error).message);
     }
+    expect([...refusals]).toEqual([filePartRefusal]);
     expect(await h.ledger.listMessages('s')).toEqual([]);
     expect(filesUnder(join(h.root, '.blobs'))).toEqual([]);
     await h.close();

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,8 +8,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fakeClock } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { errorOf } from '../support/error-of.js';
-import { downloadPart } from '../../src/tools/workspace-download.js';
-import { resolveInsideRoot, safeFileName, sessionDirectoryName } from '../../src/tools/workspace-paths.js';
+import { downloadPart, downloadRefusal } from '../../src/tools/workspace-download.js';
+import {
+  filePartRefusal,
+  relativeSegments,
+  resolveInsideRoot,
+  safeFileName,
+  sessionDirectoryName,
+} from '../../src/tools/workspace-paths.js';
 import { createWorkspaceStore } from '../../src/tools/workspace-store.js';
 
 const directories: string[] = [];
@@ -34,21 +41,22 @@ async function serve(answer: (response: ServerResponse, path: string) => void): 
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** Expect `promise` to reject with a RuntimeError whose message holds `fragment` (and whose code is `code`). */
-async function expectRefusal(
-  promise: Promise<unknown>,
-  fragment: string,
-  code = 'invalid_input',
-): Promise<void> {
+/** Expect `promise` to reject with the one download refusal, failed for `reason` (in its details only). */
+async function expectRefusal(promise: Promise<unknown>, reason: string): Promise<void> {
   const error = await errorOf(promise);
-  expect(error).toMatchObject({ code });
-  expect((error as Error).message).toContain(fragment);
+  expect(error).toMatchObject({ code: 'invalid_input', message: downloadRefusal, details: { reason } });
 }
 
-const limits = { timeoutMs: 1000, maxBytes: 100, mediaTypes: ['image/*', 'application/pdf'] };
+/** The loopback servers of these tests are named in `allowHosts`: the documented way to fetch from one. */
+const limits = {
+  timeoutMs: 1000,
+  maxBytes: 100,
+  mediaTypes: ['image/*', 'application/pdf'],
+  policy: { allowHosts: ['127.0.0.1'], allowPrivateNetworks: false },
+};
 
 describe('downloadPart', () => {
-  it('downloads the body and its media type from a loopback server', async () => {
+  it('downloads the body and its media type from a loopback server its host is allowed', async () => {
     const url = await serve((response) => {
       response.writeHead(200, { 'content-type': 'image/png; charset=binary' });
       response.end(Buffer.from([1, 2, 3]));
@@ -57,26 +65,34 @@ describe('downloadPart', () => {
     expect(download).toEqual({ bytes: Buffer.from([1, 2, 3]), mediaType: 'image/png' });
   });
 
-  it('refuses schemes other than http(s)', async () => {
-    for (const address of ['file:///etc/passwd', 'data:image/png;base64,AA==', 'ftp://x/y']) {
-      await expectRefusal(downloadPart(address, limits, fakeClock({ now: 0 })), 'only http and https');
+  it('refuses schemes other than http(s), and user info in the address', async () => {
+    for (const address of [
+      'file:///etc/passwd',
+      'data:image/png;base64,AA==',
+      'ftp://x/y',
+      'http://u:p@x/y',
+    ]) {
+      await expectRefusal(downloadPart(address, limits, fakeClock({ now: 0 })), 'url');
     }
   });
 
-  it('refuses a content type outside the allowed ones, and an error status', async () => {
+  it('refuses a content type outside the allowed ones or other than the declared one, and an error status', async () => {
     const url = await serve((response, path) => {
-      response.writeHead(path === '/missing' ? 404 : 200, { 'content-type': 'text/html' });
+      response.writeHead(path === '/missing' ? 404 : 200, {
+        'content-type': path === '/png' ? 'image/png' : 'text/html',
+      });
       response.end('<html>');
     });
     const clock = fakeClock({ now: 0 });
+    await expectRefusal(downloadPart(`${url}/page`, limits, clock), 'type');
     await expectRefusal(
-      downloadPart(`${url}/page`, limits, clock),
-      'content type "text/html" is not allowed',
+      downloadPart(`${url}/png`, { ...limits, mediaType: 'application/pdf' }, clock),
+      'type',
     );
-    await expectRefusal(downloadPart(`${url}/missing`, limits, clock), 'HTTP 404');
+    await expectRefusal(downloadPart(`${url}/missing`, limits, clock), 'status');
   });
 
-  it('names only the origin and last path segment of an address in its errors (no token, no query)', async () => {
+  it('says nothing of the address in its errors (no token, no query, no host)', async () => {
     const url = await serve((response) => {
       response.writeHead(404, { 'content-type': 'image/png' });
       response.end();
@@ -84,10 +100,10 @@ describe('downloadPart', () => {
     const error = await errorOf(
       downloadPart(`${url}/file/bot123:SECRET/photos/p.png?sig=SECRET2`, limits, fakeClock({ now: 0 })),
     );
-    expect((error as Error).message).toBe(`url part ${url}/…/p.png: the server answered HTTP 404`);
-    expect(JSON.stringify({ ...(error as object), message: (error as Error).message })).not.toContain(
-      'SECRET',
-    );
+    expect((error as Error).message).toBe(downloadRefusal);
+    const shown = JSON.stringify({ ...(error as object), message: (error as Error).message });
+    expect(shown).not.toContain('SECRET');
+    expect(shown).not.toContain('127.0.0.1');
     expect((error as Error).cause).toBeUndefined();
   });
 
@@ -103,18 +119,15 @@ describe('downloadPart', () => {
       response.end(Buffer.alloc(60));
     });
     const clock = fakeClock({ now: 0 });
-    await expectRefusal(
-      downloadPart(`${url}/declared`, limits, clock),
-      '101 bytes, more than the limit of 100',
-    );
-    await expectRefusal(downloadPart(`${url}/streamed`, limits, clock), 'exceeds the limit of 100 bytes');
+    await expectRefusal(downloadPart(`${url}/declared`, limits, clock), 'size');
+    await expectRefusal(downloadPart(`${url}/streamed`, limits, clock), 'size');
   });
 
   it('gives up after the timeout on the injected clock', async () => {
     const asked = createDeferred<void>();
     const url = await serve(() => asked.resolve()); // never answers
     const clock = fakeClock({ now: 0 });
-    const refusal = expectRefusal(downloadPart(`${url}/slow.png`, limits, clock), 'took longer than 1000 ms');
+    const refusal = expectRefusal(downloadPart(`${url}/slow.png`, limits, clock), 'timeout');
     await asked.promise;
     await clock.advance(1000);
     await refusal;
@@ -157,6 +170,9 @@ describe('sessionDirectoryName and safeFileName', () => {
     expect(sessionDirectoryName('telegram:12345')).toBe('telegram:12345');
     expect(sessionDirectoryName('../etc')).toBe('..%2Fetc');
     expect(sessionDirectoryName('..')).toBe('%2E%2E');
+    expect(sessionDirectoryName('.blobs')).toBe('%2Eblobs'); // never the blob store
+    expect(sessionDirectoryName('.BLOBS')).toBe('%2EBLOBS');
+    expect(sessionDirectoryName('.blobs2')).toBe('.blobs2');
     expect(sessionDirectoryName('a b/ü')).toBe('a%20b%2F%C3%BC');
     expect(sessionDirectoryName('x'.repeat(512)).length).toBeLessThanOrEqual(200);
   });
@@ -200,5 +216,52 @@ describe('createWorkspaceStore', () => {
     });
     expect(readdirSync(outside)).toEqual([]);
     expect(readdirSync(join(root, '.blobs'))).toEqual([]);
+  });
+});
+
+describe('openSessionFile (what a file part may name)', () => {
+  it('takes plain relative paths only', () => {
+    expect(relativeSegments('a.txt')).toEqual(['a.txt']);
+    expect(relativeSegments('./docs//a.txt')).toEqual(['docs', 'a.txt']);
+    for (const path of [
+      '',
+      '.',
+      './',
+      '/etc/passwd',
+      '\\\\server\\share',
+      'C:\\x',
+      '..',
+      'a/../b',
+      'a\\..\\b',
+      'a\0b',
+    ])
+      expect(relativeSegments(path), JSON.stringify(path)).toBeUndefined();
+  });
+
+  it("opens a file of the session's own directory, and refuses a directory, a pipe and another session's file alike", async () => {
+    const root = tempDirectory();
+    const store = createWorkspaceStore(root);
+    const mine = await store.store('me', Buffer.from('mine'), 'a.txt');
+    const theirs = await store.store('them', Buffer.from('theirs'), 'b.txt');
+    const file = await store.openSessionFile('me', mine.path.split('/').at(-1) as string);
+    expect(file.size).toBe(4);
+    expect(Buffer.from(await file.read()).toString()).toBe('mine');
+    await file.close();
+    mkdirSync(join(root, 'me', 'sub'));
+    execFileSync('mkfifo', [join(root, 'me', 'pipe')]);
+    for (const path of [
+      'sub',
+      'pipe',
+      `../them/${theirs.path.split('/').at(-1) as string}`,
+      theirs.path,
+      'nothing',
+    ])
+      await expect(store.openSessionFile('me', path), path).rejects.toMatchObject({
+        code: 'invalid_input',
+        message: filePartRefusal,
+      });
+    await expect(store.openSessionFile('nobody', 'a.txt')).rejects.toMatchObject({
+      message: filePartRefusal,
+    });
   });
 });
