@@ -67,7 +67,17 @@ async function importConfig(path: string): Promise<ConfigModule> {
   const url = pathToFileURL(absolute).href;
   if (!typeScriptExtensions.has(extname(absolute))) return (await import(url)) as ConfigModule;
   const tsImport = await loadTsImport(path);
-  return (await tsImport(url, import.meta.url)) as ConfigModule;
+  return unwrapCommonJs((await tsImport(url, import.meta.url)) as ConfigModule);
+}
+
+/**
+ * A `.ts` config outside a `"type": "module"` package is compiled as CommonJS: its namespace's `default` is then
+ * the whole `module.exports` (`{ default, server }`), not the options. Take the exports the author wrote.
+ */
+function unwrapCommonJs(loaded: ConfigModule): ConfigModule {
+  const inner = loaded.default as (ConfigModule & Record<string, unknown>) | undefined;
+  if (typeof inner === 'object' && inner !== null && 'default' in inner) return inner;
+  return loaded;
 }
 
 /** Hosts that mean every interface of the machine. */
