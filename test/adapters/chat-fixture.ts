@@ -61,6 +61,8 @@ export async function startChatFixture(script: Script, setup: ChatFixtureSetup =
     blocks: { minChars: 10, maxChars: 40 },
     clock,
     ids: sequentialIds(),
+    // Stored parts go beside the ledger, never into the working directory the tests run in.
+    workspace: { root: `${ledgerPath}-workspace` },
     ...setup.runtime,
   });
   const chat = new Chat({

@@ -60,6 +60,8 @@ export async function startTelegramFixture(
     clock,
     ids: sequentialIds(),
     random: () => 0.5,
+    // Stored parts go beside the ledger, never into the working directory the tests run in.
+    workspace: { root: `${ledgerPath}-workspace` },
     ...options.runtime,
   });
   const events: RuntimeEvent[] = [];
