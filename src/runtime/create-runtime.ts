@@ -40,7 +40,7 @@ import type { RuntimeInternals } from './runtime-internals.js';
 import { createSessionGate } from './session-gate.js';
 import { createSessionHandle, type Session } from './session-handle.js';
 import { createSessionTools, type SessionTools } from './session-tools.js';
-import { shutdown, type ShutdownSteps } from './shutdown.js';
+import { beginShutdown, shutdown, type ShutdownSteps } from './shutdown.js';
 import { releaseAfterFailedShutdown } from './shutdown-failure.js';
 import { createMessageAttachments } from './message-attachments.js';
 
@@ -281,6 +281,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
       services.ledgerGuard?.stop(); // Runs held for a failed ledger settle (left open: closed as crashed at the next start).
+      // Consumer loops get no event once close began, even before the work below settles.
+      beginShutdown(internals);
       // A failed recovery still lets close() release the ledger.
       state.closing ??= ready
         .catch(onError)

@@ -6,6 +6,7 @@ import type { EventBus } from './event-bus.js';
 import { createAcross, type Across, type ClaimAcross } from './consumer-across.js';
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
 import { createLiveBuffer, liveBufferLimit, type LiveBuffer } from './live-buffer.js';
+import { runtimeStreamsOf, type StreamTicket } from './runtime-streams.js';
 
 export type { EventStreamOptions } from './event-stream-options.js';
 
@@ -88,9 +89,21 @@ interface Committer {
   settled(): Promise<void>;
 }
 
+/** The error a position refused by a closed ledger becomes: the loop learns its last event was not recorded. */
+function refusedAfterClose(consumer: string, cursor: number, cause: unknown): RuntimeError {
+  return new RuntimeError(
+    'runtime_closed',
+    `events: the runtime closed before consumer "${consumer}" stored its position at cursor ${cursor}; ` +
+      'that event is delivered again when the consumer next starts',
+    { cause, details: { consumer, cursor } },
+  );
+}
+
 /**
  * Store a consumer's position; writes are chained so they land in order. The stream awaits each one before it
- * yields the next event, so a crash re-delivers at most the event that was being handled.
+ * yields the next event, so a crash re-delivers at most the event that was being handled. A position the ledger
+ * refuses because the runtime closed rejects with `runtime_closed` naming it (the loop sees it: never lost
+ * silently); any other failure goes to `onError`.
  */
 function createCommitter(source: EventSource, options: CheckedStreamOptions, lost: () => boolean): Committer {
   let chain: Promise<void> = Promise.resolve();
@@ -105,13 +118,12 @@ function createCommitter(source: EventSource, options: CheckedStreamOptions, los
         cursor,
         updatedAt: source.clock.now(),
       };
-      chain = chain
-        .then(() => source.ledger.putConsumer(position))
-        .catch((error: unknown) => {
-          // Closed under a slow consumer: its last event is delivered again after the restart (at least once).
-          if (!isRuntimeError(error, 'runtime_closed')) source.onError(error);
-        });
-      return chain;
+      const stored = chain.then(() => source.ledger.putConsumer(position));
+      chain = stored.catch(() => undefined);
+      return stored.catch((error: unknown) => {
+        if (isRuntimeError(error, 'runtime_closed')) throw refusedAfterClose(consumer, cursor, error);
+        source.onError(error);
+      });
     },
     settled: () => chain,
   };
@@ -139,6 +151,8 @@ interface OpenStream {
   readonly detach: () => void;
   /** Give the consumer's name back; undefined for a stream with no name. */
   readonly release: (() => void) | undefined;
+  /** The stream's place among its runtime's open streams (see runtime-streams.ts). */
+  readonly ticket: StreamTicket;
 }
 
 /** Reserve the consumer's name for this stream; the release function, or undefined for a stream with no name. */
@@ -177,19 +191,25 @@ function openStream(source: EventSource, options: CheckedStreamOptions): OpenStr
     return ended || options.signal?.aborted === true;
   };
   options.signal?.addEventListener('abort', stop, { once: true });
-  void source.closed.then(() => bus.flushed()).then(stop);
+  // Held by the runtime's registry only while the stream is open: nothing of it stays once it ended.
+  const ticket = runtimeStreamsOf(source.closed).track(
+    { closing: stop, closed: () => void bus.flushed().then(stop) },
+    options.consumer !== undefined,
+  );
   const detach = (): void => {
     unsubscribe();
     options.signal?.removeEventListener('abort', stop);
   };
   const committer = createCommitter(source, options, () => across.lost());
-  return { options, accepts, buffer, committer, across, over, hold, detach, release };
+  return { options, accepts, buffer, committer, across, over, hold, detach, release, ticket };
 }
 
 /**
  * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
  * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
- * Ends when `signal` aborts or the runtime closed (after every event emitted before the close). A durable consumer
+ * Ends when `signal` aborts or the runtime closed (after every event emitted before the close). A durable
+ * consumer's stream stops once close begins: it yields nothing more, and the event its loop is handling counts as
+ * processed when the loop asks for the next one (close waits for that, within its timeout). A durable consumer
  * another process holds is waited for (`claimAcross`); one lost to another process ends the stream with `fenced`.
  */
 export async function* streamEvents(
@@ -213,6 +233,7 @@ export async function* streamEvents(
         for (const event of page) {
           const checking = across.check();
           if (checking !== undefined) await checking;
+          if (stream.ticket.halted()) return;
           handling = event.cursor;
           yield event;
           handling = undefined;
@@ -237,6 +258,7 @@ export async function* streamEvents(
       position.last = next.cursor;
       const checking = across.check();
       if (checking !== undefined) await checking;
+      if (stream.ticket.halted()) return;
       handling = next.cursor;
       yield next;
       // The consumer asked for the next one: the previous one is processed.
@@ -246,9 +268,13 @@ export async function* streamEvents(
     }
   } finally {
     stream.detach();
-    if (handling !== undefined) await committer.commit(handling);
-    await committer.settled();
-    await across.release();
-    stream.release?.();
+    try {
+      if (handling !== undefined) await committer.commit(handling);
+    } finally {
+      await committer.settled();
+      await across.release();
+      stream.release?.();
+      stream.ticket.done();
+    }
   }
 }

@@ -2,6 +2,7 @@ import { isRunActive } from '../policies/queue-admission.js';
 import { settleRunWork } from '../runner/undo-run.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { activityOf } from '../actors/session-activity.js';
+import { runtimeStreamsOf } from './runtime-streams.js';
 import { waitForRun } from './wait-for-run.js';
 
 /** What closing releases after the work settled, in order. */
@@ -29,13 +30,28 @@ async function settleActiveRuns(internals: RuntimeInternals, timeoutMs: number):
   );
 }
 
-/** Settle runs, plan runs and undos, stop every session, then release lanes, bus and ledger. */
+/**
+ * Close began: durable consumers' event streams yield nothing more (called as `close()` is, before anything
+ * settles, so no event reaches a consumer loop once close began).
+ */
+export function beginShutdown(internals: Pick<RuntimeInternals, 'closed'>): void {
+  runtimeStreamsOf(internals.closed).beginClose();
+}
+
+/**
+ * Settle runs, plan runs and undos, and the consumer loops handling an event (their positions stored), stop every
+ * session, then release lanes, bus and ledger.
+ */
 export async function shutdown(
   internals: RuntimeInternals,
   steps: ShutdownSteps,
   timeoutMs: number,
 ): Promise<void> {
-  await settleActiveRuns(internals, timeoutMs);
+  beginShutdown(internals);
+  await Promise.all([
+    settleActiveRuns(internals, timeoutMs),
+    runtimeStreamsOf(internals.closed).settled(internals.services.clock, timeoutMs),
+  ]);
   await settleRunWork(internals.services, internals.work, timeoutMs);
   steps.stopTimers();
   await internals.registry.stopAll();
