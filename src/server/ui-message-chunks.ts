@@ -23,6 +23,7 @@ export type UiMessageChunk =
       readonly toolName: string;
       readonly input: unknown;
     }
+  | { readonly type: 'tool-approval-request'; readonly approvalId: string; readonly toolCallId: string }
   | { readonly type: 'tool-output-available'; readonly toolCallId: string; readonly output: unknown }
   | { readonly type: 'tool-output-error'; readonly toolCallId: string; readonly errorText: string }
   | { readonly type: 'tool-output-denied'; readonly toolCallId: string };
@@ -33,13 +34,46 @@ export interface UiTranslation {
   open: { readonly kind: 'text' | 'reasoning'; readonly id: string } | undefined;
   parts: number;
   readonly calls: Set<string>;
+  /** Pauses at or before this cursor were answered already (a replay passes them as a step boundary). */
+  readonly answeredUpTo: number;
+  /** True after a replayed pause closed the step, until the run resumes. */
+  stepClosed: boolean;
   /** True once the run ended or paused: the stream is complete. */
   done: boolean;
 }
 
-/** Start translating run `runId`. */
-export function startTranslation(runId: string): UiTranslation {
-  return { runId, open: undefined, parts: 0, calls: new Set(), done: false };
+/** Where a translation starts when it continues a message the client already holds. */
+export interface TranslationStart {
+  /** Parts the message already has: new text and reasoning parts are numbered after them, so no id repeats. */
+  readonly parts?: number;
+  /** Tool calls the message already shows: their input is not sent again. */
+  readonly calls?: Iterable<string>;
+  /**
+   * The cursor up to which the run was seen running when a replay began: a pause at or before it was answered
+   * since, so it closes a step instead of ending the stream. @default -1 (every pause ends the stream)
+   */
+  readonly answeredUpTo?: number;
+}
+
+/** Start translating run `runId` (from scratch, or continuing a message the client holds). */
+export function startTranslation(runId: string, start: TranslationStart = {}): UiTranslation {
+  return {
+    runId,
+    open: undefined,
+    parts: start.parts ?? 0,
+    calls: new Set(start.calls),
+    answeredUpTo: start.answeredUpTo ?? -1,
+    stepClosed: false,
+    done: false,
+  };
+}
+
+/**
+ * The approval id of a call waiting for approval: the tool call's own id, so the answer `useChat` posts back
+ * (`approval: { id }` on the tool part) names the call it decides, and is checked against the calls that wait.
+ */
+export function approvalIdOf(toolCallId: string): string {
+  return toolCallId;
 }
 
 /** Close the open text or reasoning part, if any. */
@@ -81,6 +115,20 @@ function finish(state: UiTranslation, reason: 'stop' | 'tool-calls' | 'error' | 
   return [...closePart(state), { type: 'finish-step' }, { type: 'finish', finishReason: reason }];
 }
 
+/** A pause: the end of the stream (the page answers, then posts again), or a step boundary when replayed. */
+function paused(state: UiTranslation, event: EventOf<'run.paused'>): UiMessageChunk[] {
+  if (event.cursor > state.answeredUpTo) return finish(state, 'tool-calls');
+  state.stepClosed = true;
+  return [...closePart(state), { type: 'finish-step' }];
+}
+
+/** A run resumed after a replayed pause opens the next step. */
+function resumed(state: UiTranslation): UiMessageChunk[] {
+  if (!state.stepClosed) return [];
+  state.stepClosed = false;
+  return [{ type: 'start-step' }];
+}
+
 /** The end of the run, by its status: `stop` when it completed, `abort` when stopped, an error otherwise. */
 function ended(state: UiTranslation, event: EventOf<'run.ended'>): UiMessageChunk[] {
   if (event.status === 'completed') return finish(state, 'stop');
@@ -104,6 +152,7 @@ type TranslatedType =
   | 'tool.skipped'
   | 'approval.resolved'
   | 'run.paused'
+  | 'run.resumed'
   | 'run.ended';
 
 /** What each translated event becomes; other events become nothing. */
@@ -113,7 +162,15 @@ const translators: {
   'assistant.delta': (state, event) => delta(state, 'text', event.delta),
   'assistant.reasoning': (state, event) => delta(state, 'reasoning', event.delta),
   'tool.called': (state, event) => toolInput(state, event.toolCallId, event.tool, event.args),
-  'approval.requested': (state, event) => toolInput(state, event.toolCallId, event.tool, event.args),
+  // AI SDK 6's approval flow: the tool part turns `approval-requested`, and `addToolApprovalResponse` answers it.
+  'approval.requested': (state, event) => [
+    ...toolInput(state, event.toolCallId, event.tool, event.args),
+    {
+      type: 'tool-approval-request',
+      approvalId: approvalIdOf(event.toolCallId),
+      toolCallId: event.toolCallId,
+    },
+  ],
   'tool.deferred': (state, event) => toolInput(state, event.toolCallId, event.tool, event.args),
   'tool.succeeded': (_state, event) => [
     { type: 'tool-output-available', toolCallId: event.toolCallId, output: event.output ?? null },
@@ -126,7 +183,8 @@ const translators: {
   ],
   'approval.resolved': (_state, event) =>
     event.decision === 'reject' ? [{ type: 'tool-output-denied', toolCallId: event.toolCallId }] : [],
-  'run.paused': (state) => finish(state, 'tool-calls'),
+  'run.paused': paused,
+  'run.resumed': resumed,
   'run.ended': ended,
 };
 
