@@ -59,6 +59,8 @@ export interface PendingCall {
   readonly args: unknown;
   readonly kind: 'approval' | 'deferred';
   readonly requestedAt?: number;
+  /** A step of a paused plan run: approved or rejected, never edited. */
+  readonly planStep?: true;
 }
 
 /** A message waiting in a session's queue. */

@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { pausedPlanToRestore } from '../actors/session-plan-restore.js';
 import { RuntimeError } from '../core/errors.js';
-import type { ToolCallKind } from '../ledger/index.js';
+import type { Ledger, RunRecord, ToolCallKind } from '../ledger/index.js';
+import { parsePlan } from '../plans/plan-schema.js';
+import { planStepIds, rootStepId } from '../plans/step-ids.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { sessionStatus, type SessionStatus } from './session-abort.js';
 
@@ -32,7 +35,11 @@ const pageSchema = z
 /** What `runtime.sessions()` takes. */
 export type SessionPageOptions = z.input<typeof pageSchema>;
 
-/** A call waiting for an operator (`approval`) or for a result from outside (`deferred`), in any session. */
+/**
+ * A call waiting for an operator (`approval`) or for a result from outside (`deferred`), in any session. A step of
+ * a paused plan run is one too (`planStep: true`, its step id as `toolCallId`, the args the plan gives it, and the
+ * plan run's start as `requestedAt`): approve or reject it like a call, or with `approvePlan`.
+ */
 export interface PendingCall {
   readonly sessionKey: string;
   readonly runId: string;
@@ -41,6 +48,8 @@ export interface PendingCall {
   readonly args: unknown;
   readonly kind: Exclude<ToolCallKind, 'ran'>;
   readonly requestedAt: number;
+  /** Present on a step of a paused plan run (answered with `approvePlan`, never edited). */
+  readonly planStep?: true;
 }
 
 /**
@@ -72,24 +81,58 @@ export async function listSessionPage(
   return keys.length > limit && last !== undefined ? { sessions: page, next: last.key } : { sessions: page };
 }
 
+/**
+ * The steps a paused plan run waits for, as pending calls: what the session's record says it waits for (see
+ * `pausedPlanToRestore`), each with the args its plan gives it. None when the run is no longer the session's pause.
+ */
+async function pausedPlanSteps(ledger: Ledger, run: RunRecord): Promise<PendingCall[]> {
+  const { sessionKey, runId } = run;
+  const [state, record] = await Promise.all([ledger.loadSession(sessionKey), ledger.getPlan(runId)]);
+  const held = await pausedPlanToRestore(ledger, sessionKey, state);
+  if (held?.runId !== runId || record === undefined) return [];
+  let argsOf: (stepId: string) => unknown = () => ({});
+  try {
+    const plan = parsePlan(record.plan);
+    const ids = planStepIds(plan);
+    argsOf = (stepId) => plan.steps.find((step) => step.id === rootStepId(stepId, ids))?.args ?? {};
+  } catch {
+    // A plan record that no longer parses is refused when the plan is approved; its steps are still listed.
+  }
+  return held.steps.map((step) => ({
+    sessionKey,
+    runId,
+    toolCallId: step.stepId,
+    tool: step.tool,
+    args: argsOf(step.stepId),
+    kind: 'approval',
+    requestedAt: run.startedAt,
+    planStep: true,
+  }));
+}
+
 /** Every call of a paused run still waiting for an approval or a supplied result, across sessions. */
 export async function listPendingCalls(internals: RuntimeInternals): Promise<PendingCall[]> {
   const { ledger } = internals.services;
   const runs = await ledger.listPausedRuns();
-  const calls = await Promise.all(runs.map((run) => ledger.listToolCalls(run.runId)));
-  return calls.flat().flatMap((call): PendingCall[] =>
-    call.status === 'pending' && call.kind !== 'ran'
-      ? [
-          {
-            sessionKey: call.sessionKey,
-            runId: call.runId,
-            toolCallId: call.toolCallId,
-            tool: call.tool,
-            args: call.args,
-            kind: call.kind,
-            requestedAt: call.requestedAt,
-          },
-        ]
-      : [],
+  const calls = await Promise.all(
+    runs.map(async (run): Promise<PendingCall[]> => {
+      if (run.provider === 'plan' && run.status === 'awaiting_approval') return pausedPlanSteps(ledger, run);
+      return (await ledger.listToolCalls(run.runId)).flatMap((call): PendingCall[] =>
+        call.status === 'pending' && call.kind !== 'ran'
+          ? [
+              {
+                sessionKey: call.sessionKey,
+                runId: call.runId,
+                toolCallId: call.toolCallId,
+                tool: call.tool,
+                args: call.args,
+                kind: call.kind,
+                requestedAt: call.requestedAt,
+              },
+            ]
+          : [],
+      );
+    }),
   );
+  return calls.flat();
 }

@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
 import { inboundMessageSchema } from '../runtime/inbound-message.js';
-import type { Runtime, SendResult, Session } from '../runtime/index.js';
+import type { PendingCall, Runtime, SendResult, Session } from '../runtime/index.js';
 import { requireSessionScope } from './auth.js';
 import { refuseCapability, requireCapability, type Capability } from './capabilities.js';
 import { errorResponse, readBody, readQuery } from './http-errors.js';
@@ -29,6 +29,13 @@ const supplySchema = z.union([
   z.object({ output: z.unknown() }).strict(),
   z.object({ error: z.union([z.string(), z.object({ message: z.string() }).strict()]) }).strict(),
 ]);
+const planDecisionSchema = z
+  .object({
+    approve: z.array(z.string().min(1).max(512)).max(1000).optional(),
+    reject: z.array(z.string().min(1).max(512)).max(1000).optional(),
+  })
+  .strict();
+const runIdSchema = z.string().min(1).max(512);
 const planBodySchema = z
   .object({ plan: z.record(z.string(), z.unknown()), options: z.record(z.string(), z.unknown()).optional() })
   .strict();
@@ -109,13 +116,58 @@ function mountQueueRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   });
 }
 
-/** Decisions on paused runs, plans, and the session's record (runs, transcript). */
-function mountRunRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
+/**
+ * The step `stepId` of the session's paused plan run, when a plan waits for it (a pending call of its own is
+ * answered by `approve` as before).
+ */
+async function pausedPlanStep(
+  runtime: Runtime,
+  key: string,
+  stepId: string,
+): Promise<PendingCall | undefined> {
+  const pending = await runtime.pendingCalls();
+  return pending.find(
+    (call) => call.planStep === true && call.sessionKey === key && call.toolCallId === stepId,
+  );
+}
+
+/**
+ * Answer a paused plan step as `POST …/approvals/:id` names it: approve or reject it (the plan resumes and the
+ * answer waits until it stops again); an edit or a remembered decision is refused, a plan step has neither.
+ */
+async function decidePlanStep(
+  c: Context<ServerEnv>,
+  session: Session,
+  step: PendingCall,
+  decision: z.output<typeof approvalSchema>,
+): Promise<Response> {
+  if (decision.decision === 'edit' || decision.remember !== undefined) {
+    const what = decision.decision === 'edit' ? 'edited' : 'remembered';
+    return errorResponse(c, 400, 'invalid_input', `a plan step is approved or rejected, never ${what}`);
+  }
+  const stepIds = [step.toolCallId];
+  await session.approvePlan(
+    decision.decision === 'approve' ? { runId: step.runId, stepIds } : { runId: step.runId, reject: stepIds },
+  );
+  return c.body(null, 204);
+}
+
+/** Decisions on paused runs and plans: approvals (a paused plan's steps among them) and supplied results. */
+function mountDecisionRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   app.post('/v1/sessions/:key/approvals/:toolCallId', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);
     const decision = await readBody(c, approvalSchema);
-    await session.approve({ ...decision, toolCallId: c.req.param('toolCallId') });
+    const toolCallId = c.req.param('toolCallId');
+    const step = await pausedPlanStep(runtime, session.key, toolCallId);
+    if (step !== undefined) return decidePlanStep(c, session, step, decision);
+    await session.approve({ ...decision, toolCallId });
     return c.body(null, 204);
+  });
+  app.post('/v1/sessions/:key/plans/:runId/approvals', ...scoped('approve'), async (c) => {
+    const session = sessionOf(runtime, c);
+    const runId = readQuery('runId', c.req.param('runId'), runIdSchema);
+    const { approve = [], reject = [] } = await readBody(c, planDecisionSchema);
+    return c.json(await session.approvePlan({ runId, stepIds: approve, reject }));
   });
   app.post('/v1/sessions/:key/tool-results/:toolCallId', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);
@@ -123,6 +175,10 @@ function mountRunRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
     await session.supplyToolResult({ ...supplied, toolCallId: c.req.param('toolCallId') });
     return c.body(null, 204);
   });
+}
+
+/** Plans, and the session's record (runs, transcript). */
+function mountRunRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   app.post('/v1/sessions/:key/plans', ...scoped('send'), async (c) => {
     const session = sessionOf(runtime, c);
     const { plan, options } = await readBody(c, planBodySchema);
@@ -144,5 +200,6 @@ function mountRunRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
 export function mountSessionRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   mountControlRoutes(app, runtime);
   mountQueueRoutes(app, runtime);
+  mountDecisionRoutes(app, runtime);
   mountRunRoutes(app, runtime);
 }

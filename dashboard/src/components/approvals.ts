@@ -45,7 +45,8 @@ function PendingCard(props: { api: Api; call: PendingCall; onDone: () => void })
       <p>
         <strong>${call.tool}</strong>
         <span class="badge">${call.kind === 'approval' ? 'needs approval' : 'waits for a result'}</span>
-        in <code>${call.sessionKey}</code> <span class="muted mono">${call.runId}</span>
+        ${call.planStep === true ? html`<span class="badge">plan step</span>` : null} in
+        <code>${call.sessionKey}</code> <span class="muted mono">${call.runId}</span>
       </p>
       <pre class="args" aria-label=${`Arguments of ${name}`}>${prettyJson(call.args)}</pre>
       ${
@@ -68,15 +69,19 @@ function PendingCard(props: { api: Api; call: PendingCall; onDone: () => void })
               >
                 Reject
               </button>
-              <button
-                type="button"
-                class="quiet"
-                aria-expanded=${editing}
-                aria-controls=${fieldId}
-                onClick=${() => setEditing(!editing)}
-              >
-                Edit arguments
-              </button>
+              ${
+                call.planStep === true
+                  ? null
+                  : html`<button
+                      type="button"
+                      class="quiet"
+                      aria-expanded=${editing}
+                      aria-controls=${fieldId}
+                      onClick=${() => setEditing(!editing)}
+                    >
+                      Edit arguments
+                    </button>`
+              }
             </div>`
           : null
       }
