@@ -66,8 +66,19 @@ export function createEventWriter({ deltas, writeRows, refusal }: EventWriterDep
       const batch = deltas.take(events);
       const now = writeBatch(batch);
       armDrain();
-      // A buffered delta is durable only once the row it was coalesced into is.
-      return batch.waits.length === 0 ? now : Promise.all([now, ...batch.waits]).then(() => undefined);
+      if (batch.waits.length === 0) return now;
+      // A buffered delta is durable only once the row it was coalesced into is. When every event went into a
+      // buffer, `now` holds only other events' rows (buffers it flushed, each settling its own appenders): its
+      // failure says nothing of these deltas, whose row stays buffered and may still be written. Rejecting them
+      // with it would report unrecorded (so never delivered live) a delta that the log then holds.
+      const allBuffered = events.every(
+        (event) => event.type === 'assistant.delta' && event.runId !== undefined,
+      );
+      if (allBuffered) {
+        now.catch(() => undefined);
+        return Promise.all(batch.waits).then(() => undefined);
+      }
+      return Promise.all([now, ...batch.waits]).then(() => undefined);
     },
     flush: () => writeBatch(deltas.drain()),
     lastAppended: () => lastAppended,
