@@ -10,7 +10,8 @@ import type { CommandOutput } from '../terminal-style.js';
 import { prepareDemoFile } from './demo-file.js';
 import { createDemoTicker, type DemoTicker } from './demo-ticker.js';
 import { createDemoView, progressLine } from './demo-view.js';
-import { fakeClock, type FakeClock } from '../../core/fake-clock.js';
+import { createDemoClock, type DemoClock } from './demo-clock.js';
+import { watchLedgerActivity } from './ledger-activity.js';
 
 /** Options of the demo. */
 export interface DemoOptions {
@@ -57,7 +58,7 @@ const stepMs = 50;
  * time, waiting the step out on the host clock).
  */
 async function drive<T>(
-  clock: FakeClock,
+  clock: DemoClock,
   work: Promise<T>,
   options: { readonly realTime: boolean; readonly frame: () => void },
 ): Promise<T> {
@@ -106,7 +107,7 @@ async function checkRecord(path: string, log: ChannelLog): Promise<string[]> {
 /** What the event follower of the demo reads from and writes to. */
 interface Following {
   readonly runtime: Runtime;
-  readonly clock: FakeClock;
+  readonly clock: DemoClock;
   readonly output: CommandOutput;
   readonly counts: DemoCounts;
   readonly ticker: DemoTicker;
@@ -157,13 +158,20 @@ function report(output: CommandOutput, path: string, log: ChannelLog, table: str
  */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const { output } = options;
-  // Virtual time that moves only when the demo advances it, so one seed replays exactly.
-  const clock = fakeClock({ now: 0 });
   const random = seededRandom(options.seed);
   const path = options.path ?? defaultDemoPath();
   prepareDemoFile(path);
   const ledger = createSqliteLedger({ path });
-  const runtime = createDemoRuntime({ clock, random, ledger, tokenDelayMs: options.tokenDelayMs });
+  const watched = watchLedgerActivity(ledger);
+  // Virtual time that moves only when the demo advances it, and only once the ledger has gone quiet, so one seed
+  // replays exactly however fast the machine commits.
+  const clock = createDemoClock(() => watched.quiet());
+  const runtime = createDemoRuntime({
+    clock,
+    random,
+    ledger: watched.ledger,
+    tokenDelayMs: options.tokenDelayMs,
+  });
   const counts = emptyCounts();
   const ticker = createDemoTicker();
   const plain = output.isTTY !== true;
