@@ -53,6 +53,8 @@ export interface Cluster extends ClusterConsumers {
   owns(sessionKey: string): boolean;
   /** Run `local` here when this worker holds (or can claim) the session, else on its holder. */
   route<T>(request: Request, local: () => Promise<T>): Promise<T>;
+  /** Answer a read here when this worker holds the session or no live worker does, else on its holder. */
+  ask<T>(request: Request, local: () => Promise<T>): Promise<T>;
   /** The global lane with the cluster-wide cap and rate over `local`. */
   lane(
     local: GlobalLane,
@@ -267,6 +269,10 @@ export function createCluster(
       parts !== undefined && parts.router.owns(request.sessionKey)
         ? parts.router.route(request, local)
         : started.promise.then((ready) => ready.router.route(request, local)),
+    ask: (request, local) =>
+      parts !== undefined && parts.router.owns(request.sessionKey)
+        ? local()
+        : started.promise.then((ready) => ready.router.ask(request, local)),
     lane(local, laneOptions) {
       return createClusterLane(local, laneOptions, {
         opened,

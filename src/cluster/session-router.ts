@@ -1,6 +1,7 @@
 import type { WorkerLease } from './worker-lease.js';
 import { claimSession, releaseSession } from './session-owners.js';
 import type { ClusterDatabase } from './cluster-db.js';
+import { nowMs } from './cluster-schema.js';
 import {
   answerOf,
   forwardRequest,
@@ -34,6 +35,11 @@ export interface SessionRouter {
   owned(): string[];
   /** Run `local` here when this worker holds (or could claim) the session, else forward the call to its holder. */
   route<T>(request: Request, local: () => Promise<T>): Promise<T>;
+  /**
+   * Answer a read (`readStatus`, `readQueue`) where the session lives: `local` here when this worker holds it or no
+   * live worker does (a read never claims a session), else on its holder, asked like a forwarded call.
+   */
+  ask<T>(request: Request, local: () => Promise<T>): Promise<T>;
   /** Claim the session (a takeover) and adopt it, unless a live worker holds it: resolves whether it is held here. */
   claim(sessionKey: string): Promise<boolean>;
   /** Serve a call forwarded here: through the same per-session order as calls made here. */
@@ -92,6 +98,34 @@ function createHold(deps: RouterDeps, epochs: Map<string, number>) {
   };
 }
 
+/** The live worker whose owner row names it holder of `key`, if any (nothing is claimed). */
+async function liveHolder(database: ClusterDatabase, key: string): Promise<string | undefined> {
+  const { rows } = await database.query<{ worker_id: string }>(
+    `SELECT o.worker_id FROM cluster_owners o JOIN cluster_workers w ON w.worker_id = o.worker_id
+     WHERE o.session_key = $1 AND w.lease_until > ${nowMs}`,
+    [key],
+  );
+  return rows[0]?.worker_id;
+}
+
+/** How often a read asks again when the holder it asked let the session go meanwhile, before it answers here. */
+const askAttempts = 3;
+
+/** A read placed like `ask` says: here, or on the session's live holder. */
+function createAsk(deps: RouterDeps, owns: (key: string) => boolean) {
+  return async <T>(request: Request, local: () => Promise<T>): Promise<T> => {
+    for (let attempt = 0; attempt < askAttempts; attempt++) {
+      if (owns(request.sessionKey)) return local();
+      const holder = await liveHolder(deps.database, request.sessionKey);
+      if (holder === undefined || holder === deps.lease.workerId) return local();
+      const answer = await forwardRequest(deps.requests, holder, request);
+      const unpacked = answer === undefined ? undefined : unpackAnswer(answer);
+      if (unpacked !== undefined) return unpacked.value as T;
+    }
+    return local();
+  };
+}
+
 /**
  * Create the router. A session's calls are placed one after the other (claim or forward), so calls made on one
  * process reach the owner in call order; calls to a session this worker holds skip the chain (nothing to wait
@@ -102,6 +136,7 @@ export function createSessionRouter(deps: RouterDeps): SessionRouter {
   const epochs = new Map<string, number>();
   const chain = createChains();
   const hold = createHold(deps, epochs);
+  const ask = createAsk(deps, (key) => epochs.has(key) && lease.valid());
   const place = async <T>(request: Request, local: () => Promise<T>): Promise<Placed<T>> => {
     const holder = await hold(request.sessionKey);
     if (holder === true) return { started: local() };
@@ -123,6 +158,7 @@ export function createSessionRouter(deps: RouterDeps): SessionRouter {
         return router.route(request, local);
       });
     },
+    ask: (request, local) => ask(request, local),
     claim: (key) => chain(key, () => hold(key)).then((holder) => holder === true),
     serve: (request) =>
       chain(request.sessionKey, (): Promise<{ redirect: true } | { started: Promise<unknown> }> => {

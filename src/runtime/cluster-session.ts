@@ -24,13 +24,19 @@ const forwarded = [
 /** A call that a worker forwards to the session's holder. */
 export type ForwardedKind = (typeof forwarded)[number];
 
+/** The reads of a session handle that answer what the live session holds, asked of its holder. */
+const asked = ['readStatus', 'readQueue'] as const;
+
+/** A read that a worker asks of the session's holder. */
+type AskedKind = (typeof asked)[number];
+
 type Call = (...args: unknown[]) => Promise<unknown>;
 
 /** The local implementation of `kind` on a handle. */
 function callOf(handle: Session, kind: string): Call | undefined {
   if (kind === 'queue.cancel') return (messageId) => handle.queue.cancel(messageId as string);
   if (kind === 'queue.clear') return () => handle.queue.clear();
-  if (!(forwarded as readonly string[]).includes(kind)) return undefined;
+  if (![...forwarded, ...asked].includes(kind as ForwardedKind)) return undefined;
   const methods = handle as unknown as Record<string, Call>;
   return (...args) => (methods[kind] as Call)(...args);
 }
@@ -53,9 +59,11 @@ export function serveForwarded(handleOf: (key: string) => Session, request: Requ
 
 /**
  * The handle of a session on a cluster worker: calls that act on the live session run here when this worker holds
- * the session (claiming it when no live worker does), else on its holder, whose answer they resolve with. Reads
- * of the ledger (transcript, runs) and event streams work on any worker; `status()` and `queue.list()` are
- * synchronous and answer for a session this worker holds (idle and empty elsewhere).
+ * the session (claiming it when no live worker does), else on its holder, whose answer they resolve with.
+ * `readStatus()` and `readQueue()` are answered by the holder too (here when no live worker holds the session:
+ * a read claims nothing). Reads of the ledger (transcript, runs) and event streams work on any worker;
+ * `status()` and `queue.list()` are synchronous and answer for a session this worker holds (idle and empty
+ * elsewhere).
  */
 export function clusterSession(local: Session, cluster: Cluster, ready: Promise<void>): Session {
   const sessionKey = local.key;
@@ -69,8 +77,16 @@ export function clusterSession(local: Session, cluster: Cluster, ready: Promise<
         return ready.then(() => cluster.route(request, () => call(...args))) as never;
       return cluster.route(request, () => call(...args)) as Promise<never>;
     };
+  const ask = (kind: AskedKind) => (): Promise<never> => {
+    const call = callOf(local, kind) as Call;
+    const request: Request = { sessionKey, kind, payload: [] };
+    if (!cluster.owns(sessionKey)) return ready.then(() => cluster.ask(request, () => call())) as never;
+    return call() as Promise<never>;
+  };
   const session: Session = {
     ...local,
+    readStatus: ask('readStatus'),
+    readQueue: ask('readQueue'),
     send: route('send'),
     steer: (input) => session.send(input, { mode: 'steer' }),
     abort: route('abort'),

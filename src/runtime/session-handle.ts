@@ -5,7 +5,7 @@ import { admitMessage, type SendResult } from './admit-message.js';
 import { streamEvents, type EventStreamOptions } from './event-stream.js';
 import { parseInboundMessage, parseQueueSettings, type InboundMessageInput } from './inbound-message.js';
 import { parseTimeout, waitForRun, type WaitResult } from './wait-for-run.js';
-import { createSessionQueue, type SessionQueue } from './session-queue-handle.js';
+import { createSessionQueue, type QueueItem, type SessionQueue } from './session-queue-handle.js';
 import { sessionSettings } from './session-settings.js';
 import { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
@@ -33,7 +33,18 @@ export interface Session {
   abort(options?: { reason?: string }): Promise<boolean>;
   /** Wait for the active run to end. @default timeoutMs 15000 (at least 100) */
   waitForEnd(options?: { timeoutMs?: number }): Promise<WaitResult>;
+  /**
+   * Where the session stands. Synchronous, so on a cluster worker it answers for the sessions this worker holds
+   * (`idle` elsewhere): `readStatus()` answers from any worker.
+   */
   status(): SessionStatus;
+  /**
+   * `status()` as the worker that holds the session sees it: on a cluster worker, asked of the session's holder
+   * (this worker's own answer when no live worker holds it); in one process, `status()`.
+   */
+  readStatus(): Promise<SessionStatus>;
+  /** `queue.list()` as the worker that holds the session sees it, asked the way `readStatus()` asks. */
+  readQueue(): Promise<QueueItem[]>;
   /** Override this session's queue settings (merged into the current override; persisted). */
   configure(settings: QueueSettingsInput): Promise<void>;
   /** Make runs of this session try this auth profile first while it is available (`null` clears it; persisted). */
@@ -118,6 +129,8 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       return withSession(key, (live) => waitForRun(internals, live, timeoutMs));
     },
     status: () => sessionStatus(internals, key),
+    readStatus: () => Promise.resolve(sessionStatus(internals, key)),
+    readQueue: () => Promise.resolve(session.queue.list()),
     ...sessionSettings(internals, key),
     queue: createSessionQueue(internals, key),
     events: (options = {}) => sessionEvents(internals, key, options),

@@ -90,9 +90,9 @@ function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
     await readBody(c, z.object({}).strict());
     return c.json(await session.waitForEnd(timeoutMs === undefined ? {} : { timeoutMs }));
   });
-  app.get('/v1/sessions/:key', ...scoped('read'), (c) => {
+  app.get('/v1/sessions/:key', ...scoped('read'), async (c) => {
     const session = sessionOf(runtime, c);
-    return c.json({ key: session.key, ...session.status() });
+    return c.json({ key: session.key, ...(await session.readStatus()) });
   });
   app.put('/v1/sessions/:key/settings', ...scoped('operate'), async (c) => {
     const session = sessionOf(runtime, c);
@@ -103,8 +103,8 @@ function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
 
 /** The queue of one session: list, clear, cancel one. */
 function mountQueueRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
-  app.get('/v1/sessions/:key/queue', ...scoped('read'), (c) =>
-    c.json({ queue: sessionOf(runtime, c).queue.list() }),
+  app.get('/v1/sessions/:key/queue', ...scoped('read'), async (c) =>
+    c.json({ queue: await sessionOf(runtime, c).readQueue() }),
   );
   app.delete('/v1/sessions/:key/queue', ...scoped('operate'), async (c) =>
     c.json({ removed: await sessionOf(runtime, c).queue.clear() }),
