@@ -90,7 +90,7 @@ function answered(message: UIMessage, toolCallId: string, change: Record<string,
   return {
     ...message,
     parts: message.parts.map((part) =>
-      'toolCallId' in part && part.toolCallId === toolCallId ? ({ ...part, ...change }) : part,
+      'toolCallId' in part && part.toolCallId === toolCallId ? { ...part, ...change } : part,
     ),
   };
 }
@@ -268,6 +268,40 @@ describe('createServer: GET /v1/sessions/:key/chat/:chatId/stream', () => {
     expect(partsOf(message)).toMatchObject([{ type: 'text', text, state: 'done' }]);
   });
 
+  it('replays a pause the run got past as a step boundary, and the whole message through to its end', async () => {
+    const text = 'It is cancelled now.';
+    harness = await startServer(
+      [
+        { text: 'Cancelling.', toolCalls: [{ id: 'call-1', name: 'cancel', args: { orderId: 'o-1' } }] },
+        { text, tokenDelayMs: 100 },
+      ],
+      { tools: [cancelOrder] },
+    );
+    await pausedTurn('web:p', userMessage('u-1', 'cancel o-1'));
+    const paused = await harness.request('/v1/sessions/web:p/chat/chat-1/stream');
+    expect(paused.status).toBe(204);
+    const approved = await harness.request('/v1/sessions/web:p/approvals/call-1', {
+      method: 'POST',
+      json: { decision: 'approve' },
+    });
+    expect(approved.status).toBe(204);
+    await harness.clock.advance(150);
+    const resumed = await harness.request('/v1/sessions/web:p/chat/chat-1/stream');
+    const body = resumed.text();
+    await harness.clock.runAll();
+    const chunks = await chunksOf(new Response(await body, { status: 200 }));
+    expect(chunks.filter((chunk) => chunk.type === 'finish')).toEqual([
+      { type: 'finish', finishReason: 'stop' },
+    ]);
+    const message = await messageOf(chunks);
+    expect(message.id).toBe('u-1:reply');
+    expect(partsOf(message)).toMatchObject([
+      { type: 'text', text: 'Cancelling.' },
+      { type: 'tool-cancel', state: 'output-available', output: { orderId: 'o-1', cancelled: true } },
+      { type: 'text', text, state: 'done' },
+    ]);
+  });
+
   it('applies the token’s scope to the session the URL names', async () => {
     harness = await startServer([]);
     const response = await harness.request('/v1/sessions/other:r/chat/chat-1/stream', { token: webToken });
@@ -284,7 +318,7 @@ describe('createServer: regenerate-message on the chat route', () => {
     ]);
     const user = userMessage('u-1', 'tell me');
     await chunksOf(await postChat('web:g', [user]));
-    const regenerate = (harness).request('/v1/sessions/web:g/chat', {
+    const regenerate = harness.request('/v1/sessions/web:g/chat', {
       method: 'POST',
       json: { id: 'chat-1', trigger: 'regenerate-message', messages: [user] },
     });
