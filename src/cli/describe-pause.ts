@@ -16,6 +16,7 @@ export type PauseEvent = Extract<
       | 'undo.enqueued'
       | 'undo.executed'
       | 'undo.failed'
+      | 'undo.in_doubt'
       | 'step.executed';
   }
 >;
@@ -65,6 +66,12 @@ export function describePause(event: PauseEvent): EventDescription {
         label: 'undo failed',
         tone: 'red',
         details: [event.tool, `#${event.index}`, event.error.code],
+      };
+    case 'undo.in_doubt':
+      return {
+        label: 'undo in doubt',
+        tone: 'yellow',
+        details: [event.tool, `#${event.index}`, event.reason],
       };
     case 'step.executed':
       return {

@@ -99,6 +99,9 @@ const payloads = {
   'undo.enqueued': { toolCallId: z.string(), tool: z.string(), args: z.unknown(), index: z.number() },
   'undo.executed': { toolCallId: z.string(), tool: z.string(), index: z.number() },
   'undo.failed': { toolCallId: z.string(), tool: z.string(), index: z.number(), error: errorInfo },
+  // A compensation that started and has no recorded outcome (cut off by abort, close, a timeout or a crash): it is
+  // not run again unless the operator decides so (`undo(runId, { inDoubt: 'retry' })`).
+  'undo.in_doubt': { toolCallId: z.string(), tool: z.string(), index: z.number(), reason: z.string() },
   'step.executed': {
     stepId: z.string(),
     tool: z.string(),

@@ -1,7 +1,11 @@
 import type { ErrorInfo } from '../core/errors.js';
 
-/** Where a compensation stands: still to run, run by an undo, or failed (a later undo tries it again). */
-export const compensationStatuses = ['pending', 'done', 'failed'] as const;
+/**
+ * Where a compensation stands: still to run, started by an undo (recorded before it runs), run, failed (a later
+ * undo tries it again), or in doubt: it started and its outcome is unknown (cut off, or found `started` after a
+ * crash), so it is never started again without the operator's decision.
+ */
+export const compensationStatuses = ['pending', 'started', 'done', 'failed', 'in_doubt'] as const;
 /** The status of a compensation. */
 export type CompensationStatus = (typeof compensationStatuses)[number];
 

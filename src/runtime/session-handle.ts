@@ -15,9 +15,9 @@ import type { z } from 'zod';
 import type { planSchema, PlanOptionsInput } from '../plans/plan-schema.js';
 import { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
 import type { PlanRunResult } from '../runner/plan-run.js';
-import { undoRun, type UndoResult } from '../runner/undo-run.js';
+import { undoRun, type UndoOptions, type UndoResult } from '../runner/undo-run.js';
 import { sessionScopeOf } from './live-session-control.js';
-import { assertUndoable } from './undo-input.js';
+import { assertUndoable, parseUndoOptions } from './undo-input.js';
 import { parseDeliveryInDoubt } from './delivery-report.js';
 
 export type { SessionStatus } from './session-abort.js';
@@ -64,8 +64,11 @@ export interface Session {
   approve(input: ApprovalInput): Promise<void>;
   /** Supply the result (`output`) or failure (`error`) of a deferred call; the run continues once nothing waits. */
   supplyToolResult(input: SupplyInput): Promise<void>;
-  /** Run the compensations of an ended run's tool calls, latest first; failed ones are retried by a later undo. */
-  undo(runId: string): Promise<UndoResult>;
+  /**
+   * Run the compensations of an ended run's tool calls, latest first; failed ones are retried by a later undo, ones
+   * in doubt (started, outcome unknown) are reported and run again only with `inDoubt: 'retry'`.
+   */
+  undo(runId: string, options?: UndoOptions): Promise<UndoResult>;
   /**
    * This session's own tool-policy layer, applied after the runtime's (it can only narrow them); `null` clears
    * it. Persisted; later runs use it.
@@ -144,11 +147,12 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       assertOpen(internals);
       await withSession(key, (live) => supplyResult(internals, live, input));
     },
-    async undo(runId) {
+    async undo(runId, options) {
       assertOpen(internals);
+      const decided = parseUndoOptions(options);
       const id = await assertUndoable(internals, key, runId);
       return withSession(key, (live) =>
-        internals.services.sessionLane.run(key, () => undoRun(sessionScopeOf(internals, live), id)),
+        internals.services.sessionLane.run(key, () => undoRun(sessionScopeOf(internals, live), id, decided)),
       );
     },
     async executePlan(plan, options) {

@@ -1,6 +1,23 @@
 import { RuntimeError } from '../core/errors.js';
 import { storableTextProblem } from '../core/input-bounds.js';
+import type { UndoOptions } from '../runner/undo-run.js';
 import type { RuntimeInternals } from './runtime-internals.js';
+
+/** Check `undo()`'s options: `inDoubt` is 'skip' or 'retry'; anything else is `invalid_input`. */
+export function parseUndoOptions(options: unknown): UndoOptions {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null) {
+    throw new RuntimeError('invalid_input', 'undo: options must be an object');
+  }
+  const { inDoubt, ...rest } = options as { inDoubt?: unknown };
+  if (Object.keys(rest).length > 0) {
+    throw new RuntimeError('invalid_input', `undo: unknown option "${Object.keys(rest)[0] ?? ''}"`);
+  }
+  if (inDoubt !== undefined && inDoubt !== 'skip' && inDoubt !== 'retry') {
+    throw new RuntimeError('invalid_input', 'undo: inDoubt must be "skip" or "retry"');
+  }
+  return inDoubt === undefined ? {} : { inDoubt };
+}
 
 /** Check that `runId` names an ended run of this session; `not_found` or `invalid_input` otherwise. */
 export async function assertUndoable(

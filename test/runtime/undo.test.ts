@@ -203,7 +203,7 @@ describe('runtime.close and session.abort with an undo in progress', () => {
     expect(await ledger.listCompensations(runId)).toMatchObject([{ seq: 1, status: 'done' }]);
   });
 
-  it('aborts the undo and records the compensation failed, not pending, when the timeout expires', async () => {
+  it('aborts the undo and records the compensation in doubt, not pending, when the timeout expires', async () => {
     const slow = slowUndo();
     const { h, chat, ledger, runId } = await ranRun(slow.tool);
     const undoing = chat.undo(runId);
@@ -211,11 +211,11 @@ describe('runtime.close and session.abort with an undo in progress', () => {
     const closing = h.runtime.close({ timeoutMs: 5_000 });
     await h.clock.advance(5_000);
     await closing;
-    expect(await undoing).toMatchObject({ steps: [{ toolCallId: 'c1', status: 'failed' }] });
-    expect(await ledger.listCompensations(runId)).toMatchObject([{ seq: 1, status: 'failed' }]);
+    expect(await undoing).toMatchObject({ steps: [{ toolCallId: 'c1', status: 'in_doubt' }] });
+    expect(await ledger.listCompensations(runId)).toMatchObject([{ seq: 1, status: 'in_doubt' }]);
   });
 
-  it('aborts the undo when the session is aborted: the compensation in progress fails, the rest stay pending', async () => {
+  it('aborts the undo when the session is aborted: the compensation in progress is in doubt, the rest stay pending', async () => {
     const slow = slowUndo();
     const calls = [reserveCall('c1', 'shirt'), reserveCall('c2', 'shoes')];
     const { h, chat, ledger, runId } = await ranRun(slow.tool, calls);
@@ -232,14 +232,14 @@ describe('runtime.close and session.abort with an undo in progress', () => {
           seq: 2,
           toolCallId: 'c2',
           tool: 'reserve',
-          status: 'failed',
+          status: 'in_doubt',
           error: { code: 'cancelled', message: 'operator stop' },
         },
       ],
     });
     expect(await ledger.listCompensations(runId)).toMatchObject([
       { seq: 1, status: 'pending' },
-      { seq: 2, status: 'failed' },
+      { seq: 2, status: 'in_doubt' },
     ]);
     await h.close();
   });
