@@ -13,9 +13,10 @@ import {
 } from './consumer-claims.js';
 import { nowMs } from './cluster-schema.js';
 import { openDoorbell, type Doorbell } from './doorbell.js';
-import { serveRequests, type Request, type RequestDeps } from './requests.js';
+import { serveRequests, type RequestDeps } from './requests.js';
 import { orphanedSessions, pruneWorkers } from './session-owners.js';
-import { createSessionRouter, type ClusterHost, type SessionRouter } from './session-router.js';
+import { createSessionRouter, routedCalls, type RoutedCalls } from './session-router.js';
+import type { ClusterHost, SessionRouter } from './session-router.js';
 import { createWorkerLease, type WorkerLease } from './worker-lease.js';
 import {
   clusterJobSettings,
@@ -34,7 +35,7 @@ import { runStepJob, type StepJobDeps } from './step-jobs.js';
 export type { ClusterHost } from './session-router.js';
 
 /** Several runtime processes on one Postgres database: who holds which session, and the calls between them. */
-export interface Cluster extends ClusterConsumers {
+export interface Cluster extends ClusterConsumers, RoutedCalls {
   /** This worker's current id ('' until it registered). */
   readonly workerId: string;
   readonly timing: ClusterTiming;
@@ -51,10 +52,6 @@ export interface Cluster extends ClusterConsumers {
   claim(sessionKey: string): Promise<boolean>;
   /** True when this worker holds `sessionKey`. */
   owns(sessionKey: string): boolean;
-  /** Run `local` here when this worker holds (or can claim) the session, else on its holder. */
-  route<T>(request: Request, local: () => Promise<T>): Promise<T>;
-  /** Answer a read here when this worker holds the session or no live worker does, else on its holder. */
-  ask<T>(request: Request, local: () => Promise<T>): Promise<T>;
   /** The global lane with the cluster-wide cap and rate over `local`. */
   lane(
     local: GlobalLane,
@@ -265,14 +262,7 @@ export function createCluster(
     claim: (key) => started.promise.then((ready) => ready.router.claim(key)),
     ...clusterConsumers(started.promise),
     connections: opened,
-    route: (request, local) =>
-      parts !== undefined && parts.router.owns(request.sessionKey)
-        ? parts.router.route(request, local)
-        : started.promise.then((ready) => ready.router.route(request, local)),
-    ask: (request, local) =>
-      parts !== undefined && parts.router.owns(request.sessionKey)
-        ? local()
-        : started.promise.then((ready) => ready.router.ask(request, local)),
+    ...routedCalls(() => parts, started.promise),
     lane(local, laneOptions) {
       return createClusterLane(local, laneOptions, {
         opened,

@@ -40,6 +40,16 @@ export interface SessionRouter {
    * live worker does (a read never claims a session), else on its holder, asked like a forwarded call.
    */
   ask<T>(request: Request, local: () => Promise<T>): Promise<T>;
+  /**
+   * Answer the read `kind` of many sessions (the answers in `keys`' order): one request per live worker holding
+   * some of them (payload: its keys), and `local` for those this worker holds or no live worker does, or whose
+   * holder did not answer.
+   */
+  askMany<T>(
+    kind: string,
+    keys: readonly string[],
+    local: (keys: readonly string[]) => Promise<T[]>,
+  ): Promise<T[]>;
   /** Claim the session (a takeover) and adopt it, unless a live worker holds it: resolves whether it is held here. */
   claim(sessionKey: string): Promise<boolean>;
   /** Serve a call forwarded here: through the same per-session order as calls made here. */
@@ -108,6 +118,65 @@ async function liveHolder(database: ClusterDatabase, key: string): Promise<strin
   return rows[0]?.worker_id;
 }
 
+/** The live holders of those of `keys` a live worker holds. */
+async function liveHolders(database: ClusterDatabase, keys: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await database.query<{ session_key: string; worker_id: string }>(
+    `SELECT o.session_key, o.worker_id FROM cluster_owners o JOIN cluster_workers w ON w.worker_id = o.worker_id
+     WHERE o.session_key = ANY($1) AND w.lease_until > ${nowMs}`,
+    [[...keys]],
+  );
+  return new Map(rows.map((row) => [row.session_key, row.worker_id]));
+}
+
+/** The answers of a holder asked about `group` (its keys, in order); undefined when it did not answer them all. */
+async function askHolder(
+  deps: RouterDeps,
+  holder: string,
+  kind: string,
+  group: readonly string[],
+): Promise<unknown[] | undefined> {
+  const request: Request = { sessionKey: group[0] ?? '', kind, payload: [group] };
+  try {
+    const answer = await forwardRequest(deps.requests, holder, request);
+    const unpacked = answer === undefined ? undefined : unpackAnswer(answer);
+    const values = unpacked?.value;
+    return Array.isArray(values) && values.length === group.length ? values : undefined;
+  } catch {
+    // A holder that failed the read leaves its sessions to this worker's answer, as one that let them go.
+    return undefined;
+  }
+}
+
+/** Reads of many sessions placed like `askMany` says. */
+function createAskMany(deps: RouterDeps, owns: (key: string) => boolean) {
+  return async <T>(
+    kind: string,
+    keys: readonly string[],
+    local: (keys: readonly string[]) => Promise<T[]>,
+  ) => {
+    const answers = new Map<string, T>();
+    const elsewhere = keys.filter((key) => !owns(key));
+    const holders =
+      elsewhere.length === 0 ? new Map<string, string>() : await liveHolders(deps.database, elsewhere);
+    const groups = new Map<string, string[]>();
+    for (const [key, holder] of holders) {
+      if (holder !== deps.lease.workerId) groups.set(holder, [...(groups.get(holder) ?? []), key]);
+    }
+    await Promise.all(
+      [...groups].map(async ([holder, group]) => {
+        const values = await askHolder(deps, holder, kind, group);
+        group.forEach((key, index) => {
+          if (values !== undefined) answers.set(key, values[index] as T);
+        });
+      }),
+    );
+    const rest = keys.filter((key) => !answers.has(key));
+    const mine = rest.length === 0 ? [] : await local(rest);
+    rest.forEach((key, index) => answers.set(key, mine[index] as T));
+    return keys.map((key) => answers.get(key) as T);
+  };
+}
+
 /** How often a read asks again when the holder it asked let the session go meanwhile, before it answers here. */
 const askAttempts = 3;
 
@@ -136,14 +205,16 @@ export function createSessionRouter(deps: RouterDeps): SessionRouter {
   const epochs = new Map<string, number>();
   const chain = createChains();
   const hold = createHold(deps, epochs);
-  const ask = createAsk(deps, (key) => epochs.has(key) && lease.valid());
+  const holds = (key: string): boolean => epochs.has(key) && lease.valid();
+  const ask = createAsk(deps, holds);
+  const askMany = createAskMany(deps, holds);
   const place = async <T>(request: Request, local: () => Promise<T>): Promise<Placed<T>> => {
     const holder = await hold(request.sessionKey);
     if (holder === true) return { started: local() };
     return { forwarded: forwardRequest(deps.requests, holder, request) };
   };
   const router: SessionRouter = {
-    owns: (key) => epochs.has(key) && lease.valid(),
+    owns: holds,
     owned: () => [...epochs.keys()],
     route<T>(request: Request, local: () => Promise<T>): Promise<T> {
       const key = request.sessionKey;
@@ -159,6 +230,7 @@ export function createSessionRouter(deps: RouterDeps): SessionRouter {
       });
     },
     ask: (request, local) => ask(request, local),
+    askMany: (kind, keys, local) => askMany(kind, keys, local),
     claim: (key) => chain(key, () => hold(key)).then((holder) => holder === true),
     serve: (request) =>
       chain(request.sessionKey, (): Promise<{ redirect: true } | { started: Promise<unknown> }> => {
@@ -180,4 +252,31 @@ export function createSessionRouter(deps: RouterDeps): SessionRouter {
     },
   };
   return router;
+}
+
+/** A session's calls and reads as the cluster places them; each waits for the cluster's start. */
+export type RoutedCalls = Pick<SessionRouter, 'route' | 'ask' | 'askMany'>;
+
+/**
+ * The routed calls of a cluster whose router is `current()` once opened and `started` once started: a call or
+ * read of a session this worker holds runs at once, the others wait for the start.
+ */
+export function routedCalls(
+  current: () => { readonly router: SessionRouter } | undefined,
+  started: Promise<{ readonly router: SessionRouter }>,
+): RoutedCalls {
+  const held = (key: string): SessionRouter | undefined => {
+    const router = current()?.router;
+    return router?.owns(key) === true ? router : undefined;
+  };
+  return {
+    route: (request, local) =>
+      held(request.sessionKey)?.route(request, local) ??
+      started.then((ready) => ready.router.route(request, local)),
+    ask: (request, local) =>
+      held(request.sessionKey) === undefined
+        ? started.then((ready) => ready.router.ask(request, local))
+        : local(),
+    askMany: (kind, keys, local) => started.then((ready) => ready.router.askMany(kind, keys, local)),
+  };
 }

@@ -30,6 +30,18 @@ const asked = ['readStatus', 'readQueue'] as const;
 /** A read that a worker asks of the session's holder. */
 type AskedKind = (typeof asked)[number];
 
+/** The read of many sessions' `status()` at once (`runtime.sessions()`), asked of each holder with its keys. */
+export const statusesKind = 'readStatuses';
+
+/** The `status()` of each key of a `readStatuses` request, on this worker. */
+function serveStatuses(handleOf: (key: string) => Session, payload: unknown): Promise<unknown> {
+  const keys: unknown = Array.isArray(payload) ? payload[0] : undefined;
+  if (!Array.isArray(keys) || !keys.every((key) => typeof key === 'string')) {
+    return Promise.reject(new RuntimeError('invalid_input', `${statusesKind}: the keys must be strings`));
+  }
+  return Promise.resolve(keys.map((key) => handleOf(key).status()));
+}
+
 type Call = (...args: unknown[]) => Promise<unknown>;
 
 /** The local implementation of `kind` on a handle. */
@@ -50,6 +62,7 @@ function wireArgs(args: readonly unknown[]): unknown[] {
 
 /** Serve a forwarded call on this worker's handle of the session. */
 export function serveForwarded(handleOf: (key: string) => Session, request: Request): Promise<unknown> {
+  if (request.kind === statusesKind) return serveStatuses(handleOf, request.payload);
   const call = callOf(handleOf(request.sessionKey), request.kind);
   if (call === undefined || !Array.isArray(request.payload)) {
     return Promise.reject(new RuntimeError('invalid_input', `unknown forwarded call "${request.kind}"`));

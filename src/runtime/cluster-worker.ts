@@ -10,13 +10,13 @@ import type { PostgresLedger } from '../ledger/postgres-ledger.js';
 import type { StepToolRunner } from '../plans/step-jobs.js';
 import { closeCrashedRuns } from '../runner/crash-record.js';
 import { createEventTail, eventsRing } from './cluster-events.js';
-import { clusterSession, serveForwarded } from './cluster-session.js';
+import { clusterSession, serveForwarded, statusesKind } from './cluster-session.js';
 import type { EventBus } from './event-bus.js';
 import type { ClaimAcross } from './consumer-across.js';
 import { streamEvents, type EventSource, type EventStreamOptions } from './event-stream.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import type { RuntimeConfig } from './runtime-options.js';
-import { abortSession } from './session-abort.js';
+import { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
 import { openRuntimeLedger } from './open-ledger.js';
 import { createSessionHandle, type Session } from './session-handle.js';
 
@@ -158,6 +158,8 @@ export interface ClusterFace {
   events(options: EventStreamOptions): AsyncIterable<RuntimeEvent>;
   /** The bus streams follow: the log's tail, in cursor order across workers. */
   readonly bus: EventBus;
+  /** Each key's `status()` as the worker that holds it answers (this worker's for those no other live one holds). */
+  readonly statuses: (keys: readonly string[]) => Promise<SessionStatus[]>;
   /** Leave the cluster (after the runtime's shutdown): this worker's sessions are free at once. */
   close(): Promise<void>;
 }
@@ -202,6 +204,10 @@ export function clusterFace(worker: ClusterWorker, internals: RuntimeInternals):
     },
     events: (options) => streamEvents(source, options),
     bus: tail,
+    statuses: (keys) =>
+      worker.cluster.askMany(statusesKind, keys, (rest) =>
+        Promise.resolve(rest.map((key) => sessionStatus(internals, key))),
+      ),
     async close() {
       tail.stop();
       await worker.cluster.close();

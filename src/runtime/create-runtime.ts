@@ -270,7 +270,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       subagents: base.services.subagents.lane.stats(),
       profiles: base.profiles.stats(),
     }),
-    sessions: (pageOptions) => listSessionPage(internals, pageOptions),
+    sessions: (pageOptions) => listSessionPage(internals, pageOptions, face?.statuses),
     pendingCalls: () => listPendingCalls(internals),
     eventCursor: () => (face?.bus ?? bus).delivered,
     close(closeOptions) {

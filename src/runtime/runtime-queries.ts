@@ -32,6 +32,12 @@ const pageSchema = z
   })
   .strict();
 
+/**
+ * Where a page's statuses come from: this process's sessions by default, each session's holder on a cluster
+ * worker (the answers in `keys`' order).
+ */
+export type StatusesOf = (keys: readonly string[]) => Promise<readonly SessionStatus[]>;
+
 /** What `runtime.sessions()` takes. */
 export type SessionPageOptions = z.input<typeof pageSchema>;
 
@@ -59,6 +65,7 @@ export interface PendingCall {
 export async function listSessionPage(
   internals: RuntimeInternals,
   options: SessionPageOptions = {},
+  statusesOf: StatusesOf = (keys) => Promise.resolve(keys.map((key) => sessionStatus(internals, key))),
 ): Promise<SessionPage> {
   const parsed = pageSchema.safeParse(options);
   if (!parsed.success) throw new RuntimeError('invalid_input', `sessions: ${z.prettifyError(parsed.error)}`);
@@ -73,9 +80,12 @@ export async function listSessionPage(
     if (!updatedAt.has(live.key) && (after === undefined || live.key > after))
       updatedAt.set(live.key, undefined);
   const keys = [...updatedAt.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const page = keys.slice(0, limit).map((key): SessionSummary => {
+  const pageKeys = keys.slice(0, limit);
+  const statuses = await statusesOf(pageKeys);
+  const page = pageKeys.map((key, index): SessionSummary => {
     const at = updatedAt.get(key);
-    return { key, ...sessionStatus(internals, key), ...(at === undefined ? {} : { updatedAt: at }) };
+    const status = statuses[index] ?? sessionStatus(internals, key);
+    return { key, ...status, ...(at === undefined ? {} : { updatedAt: at }) };
   });
   const last = page.at(-1);
   return keys.length > limit && last !== undefined ? { sessions: page, next: last.key } : { sessions: page };

@@ -112,6 +112,14 @@ function sessionEvents(
   return streamEvents({ ledger, bus, clock, closed, onError }, { ...options, sessionKey: key });
 }
 
+/** `readStatus()` and `readQueue()` of one process: what `status()` and `queue.list()` answer. */
+function sessionReads(internals: RuntimeInternals, key: string): Pick<Session, 'readStatus' | 'readQueue'> {
+  return {
+    readStatus: () => Promise.resolve(sessionStatus(internals, key)),
+    readQueue: () => Promise.resolve(createSessionQueue(internals, key).list()),
+  };
+}
+
 /** Create the handle of session `key` (already validated). */
 export function createSessionHandle(internals: RuntimeInternals, key: string): Session {
   const { withSession } = internals;
@@ -132,8 +140,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       return withSession(key, (live) => waitForRun(internals, live, timeoutMs));
     },
     status: () => sessionStatus(internals, key),
-    readStatus: () => Promise.resolve(sessionStatus(internals, key)),
-    readQueue: () => Promise.resolve(session.queue.list()),
+    ...sessionReads(internals, key),
     ...sessionSettings(internals, key),
     queue: createSessionQueue(internals, key),
     events: (options = {}) => sessionEvents(internals, key, options),

@@ -73,6 +73,16 @@ describe('GET /v1/sessions/:key on a cluster worker', { timeout: 60_000 }, () =>
     expect(await get('/v1/sessions/web:busy/queue')).toEqual({
       queue: [expect.objectContaining({ messageId: 'm2', text: 'next', mode: 'followup' })],
     });
+    // A page of sessions asks each holder too: A's busy session, and B's own idle one answered by B.
+    expect(await b.session('web:quiet').send({ id: 'q1', text: 'hello' })).toMatchObject({
+      disposition: 'started',
+    });
+    expect(await b.session('web:quiet').waitForEnd({ timeoutMs: 10_000 })).toMatchObject({ status: 'ended' });
+    const page = (await get('/v1/sessions')) as { sessions: { key: string }[] };
+    expect(page.sessions.map(({ key, ...status }) => ({ key, ...status, updatedAt: undefined }))).toEqual([
+      { key: 'web:busy', ...truth, updatedAt: undefined },
+      { key: 'web:quiet', state: 'idle', queued: 0, runId: undefined, updatedAt: undefined },
+    ]);
     expect(await b.session('web:busy').abort({ reason: 'done' })).toBe(true);
   });
 
