@@ -75,6 +75,21 @@ export interface QueuedMessage {
 export type ApprovalDecision =
   { readonly decision: 'approve' | 'reject' } | { readonly decision: 'edit'; readonly args: unknown };
 
+/** One recorded event of `GET /v1/activity`: its time, type and session. */
+export interface ActivityEvent {
+  readonly at: number;
+  readonly type: string;
+  readonly sessionKey: string;
+  readonly waitedMs?: number;
+}
+
+/** `GET /v1/activity`: the last minutes' events, the server clock, and the cursor to follow the stream from. */
+export interface ActivityResponse {
+  readonly now: number;
+  readonly cursor: number;
+  readonly events: readonly ActivityEvent[];
+}
+
 export type { RuntimeEvent };
 
 function path(key: string, rest = ''): string {
@@ -112,6 +127,9 @@ export function createApi(token: string, fetchImpl: typeof fetch = fetch.bind(gl
     capabilities: async () =>
       (await request('/v1/capabilities')) as { can: string[]; sessionKeyPrefixes?: string[] },
     stats: async () => (await request('/v1/stats')) as StatsResponse,
+    /** The events of the last `seconds` as recorded (the chart and the last activities before the page opened). */
+    activity: async (seconds: number) =>
+      (await request(`/v1/activity?seconds=${seconds}`)) as ActivityResponse,
     sessionPage: async (after?: string) => {
       const query = new URLSearchParams({ limit: '500', ...(after === undefined ? {} : { after }) });
       return (await request(`/v1/sessions?${query.toString()}`)) as {

@@ -1,6 +1,6 @@
-import type { Api, PendingCall, RuntimeEvent, StatsResponse } from './api.js';
+import type { ActivityEvent, Api, PendingCall, RuntimeEvent, StatsResponse } from './api.js';
 import { followEvents } from './follow-events.js';
-import { createRates, type Rates } from './rates.js';
+import { createRates, windowSeconds, type Rates } from './rates.js';
 
 /** One row of the sessions table. */
 export interface SessionRow {
@@ -172,6 +172,28 @@ export function createDashboardStore(api: Api): DashboardStore {
     if (approvalTriggers.has(event.type)) soon('approvals', 100, loadApprovals);
   };
 
+  /** A recorded event from before the page opened: counted in its second of the chart, and its session's last activity. */
+  const applyRecorded = (event: ActivityEvent): void => {
+    state.rates.record(event.type, event.at - state.clockOffsetMs, event.waitedMs);
+    const row = rows.get(event.sessionKey) ?? { key: event.sessionKey, state: 'idle', queued: 0 };
+    if ((row.lastActivity ?? 0) < event.at) rows.set(event.sessionKey, { ...row, lastActivity: event.at });
+  };
+  /**
+   * Read the last minutes from the ledger; resolves the cursor the live stream goes on from (`now` when the server
+   * cannot tell, so the page still follows what happens next).
+   */
+  const loadActivity = async (): Promise<string> => {
+    try {
+      const activity = await api.activity(windowSeconds);
+      if (state.stats?.now === undefined) state = { ...state, clockOffsetMs: activity.now - Date.now() };
+      for (const event of activity.events) applyRecorded(event);
+      update({ rowsVersion: state.rowsVersion + 1 });
+      return String(activity.cursor);
+    } catch {
+      return 'now';
+    }
+  };
+
   const loadSessions = async (): Promise<void> => {
     const started = performance.now();
     let after: string | undefined;
@@ -179,7 +201,9 @@ export function createDashboardStore(api: Api): DashboardStore {
       const page = await api.sessionPage(after);
       for (const session of page.sessions) {
         const known = rows.get(session.key);
-        rows.set(session.key, { ...session, lastActivity: known?.lastActivity ?? session.updatedAt });
+        // The later of the record's last update and the last event seen (the record is put only now and then).
+        const latest = Math.max(known?.lastActivity ?? 0, session.updatedAt ?? 0);
+        rows.set(session.key, { ...session, lastActivity: latest === 0 ? undefined : latest });
       }
       update({ rowsVersion: state.rowsVersion + 1 });
       after = page.next;
@@ -194,9 +218,11 @@ export function createDashboardStore(api: Api): DashboardStore {
       return () => listeners.delete(listener);
     },
     async start(signal) {
-      // The table, totals and waiting calls are read once; the stream brings what happens from now on.
+      // The last minutes come from the ledger, the table, totals and waiting calls are read once, and the stream
+      // goes on from where the recorded minutes ended.
+      const after = await loadActivity();
       const following = followEvents({
-        url: '/v1/events?after=now',
+        url: `/v1/events?after=${after}`,
         token: api.token,
         signal,
         onEvent: applyEvent,

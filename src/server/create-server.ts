@@ -2,6 +2,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { Runtime } from '../runtime/index.js';
+import { mountActivityRoutes } from './activity-routes.js';
 import { requireToken } from './auth.js';
 import { mountChatRoute } from './chat-route.js';
 import { mountDashboard } from './dashboard/index.js';
@@ -80,6 +81,7 @@ export function createServer(runtime: Runtime, options: ServerOptions = {}): Age
   mountChatRoute(app, deps);
   mountEventRoutes(app, { ...deps, tickets });
   mountRuntimeRoutes(app, deps);
+  mountActivityRoutes(app, deps);
   if (config.dashboard !== false) {
     const { assetsDir } = config.dashboard;
     mountDashboard(app, assetsDir === undefined ? {} : { assetsDir });

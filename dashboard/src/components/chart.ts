@@ -26,18 +26,29 @@ function options(width: number): uPlot.Options {
   };
 }
 
+/** What the chart shows, in words (its accessible name): the totals over its five minutes. */
+function describe(series: ReturnType<Rates['series']>): string {
+  const sum = (values: number[]): number => values.reduce((total, value) => total + value, 0);
+  return (
+    'Chart of messages per second, events per second and lane wait: ' +
+    `${sum(series[1])} messages and ${sum(series[2])} events in the last 5 minutes`
+  );
+}
+
 /** Throughput (messages and events per second) and the longest lane wait per second, over five minutes. */
 export function ThroughputChart(props: { rates: Rates }) {
   const holder = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = holder.current;
     if (element === null) return undefined;
-    const plot = new uPlot(
-      options(Math.max(element.clientWidth, 280)),
-      props.rates.series(Date.now()),
-      element,
-    );
-    const timer = setInterval(() => plot.setData(props.rates.series(Date.now())), 1000);
+    const first = props.rates.series(Date.now());
+    const plot = new uPlot(options(Math.max(element.clientWidth, 280)), first, element);
+    element.setAttribute('aria-label', describe(first));
+    const timer = setInterval(() => {
+      const series = props.rates.series(Date.now());
+      plot.setData(series);
+      element.setAttribute('aria-label', describe(series));
+    }, 1000);
     const observer = new ResizeObserver(() =>
       plot.setSize({ width: Math.max(element.clientWidth, 280), height }),
     );
@@ -55,6 +66,7 @@ export function ThroughputChart(props: { rates: Rates }) {
         ref=${holder}
         role="img"
         aria-label="Chart of messages per second, events per second and lane wait"
+        data-testid="throughput-chart"
       ></div>
     </section>
   `;
