@@ -43,12 +43,62 @@ const bot = new Bot(token, apiRoot === undefined ? {} : { client: { apiRoot } })
 // Session telegram:<chat id> (plus :<topic id>), /stop aborts, typing while it streams, 4096-char chunks.
 const { delivery } = connectGrammy(bot, { runtime, ledger });
 
-const stop = async (): Promise<void> => {
-  await bot.stop();
-  await delivery.stop();
-  await runtime.close();
-  await ledger.close();
-};
-process.once('SIGINT', () => void stop());
-process.once('SIGTERM', () => void stop());
-await bot.start({ onStart: (me) => console.log(`@${me.username} is listening`) });
+/** Aborted on SIGINT/SIGTERM: ends the wait for the Bot API and the polling. */
+const shutdown = new AbortController();
+
+/** Wait `ms`, or less once shutting down. */
+const pause = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      shutdown.signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    shutdown.signal.addEventListener('abort', done, { once: true });
+  });
+
+/**
+ * Ask the Bot API who the bot is, one attempt at a time, saying each failure and how long it waits before the next
+ * (grammY's own start retries silently). Resolves false when a shutdown ended the wait.
+ */
+async function connect(): Promise<boolean> {
+  for (let attempt = 1, delayMs = 1000; !shutdown.signal.aborted; attempt++) {
+    try {
+      // grammY types its signal as its abort-controller shim's; Node's own signal is what it gets at run time.
+      bot.botInfo = await bot.api.getMe(shutdown.signal as Parameters<typeof bot.api.getMe>[0]);
+      return true;
+    } catch (error) {
+      if (shutdown.signal.aborted) break;
+      const reason = error instanceof Error ? error.message : String(error);
+      console.log(`Bot API not reachable (attempt ${attempt}: ${reason}); retrying in ${delayMs / 1000} s`);
+      await pause(delayMs);
+      delayMs = Math.min(delayMs * 2, 60_000);
+    }
+  }
+  return false;
+}
+
+let stopping: Promise<void> | undefined;
+const stop = (signal: string): Promise<void> =>
+  (stopping ??= (async () => {
+    console.log(`${signal}: stopping`);
+    shutdown.abort();
+    // Confirming the last update needs the Bot API; unreachable, the next start gets those updates again.
+    if (bot.isRunning()) await bot.stop().catch(() => undefined);
+    await delivery.stop();
+    await runtime.close();
+    await ledger.close();
+  })());
+process.once('SIGINT', () => void stop('SIGINT'));
+process.once('SIGTERM', () => void stop('SIGTERM'));
+
+if (await connect()) {
+  try {
+    await bot.start({ onStart: (me) => console.log(`@${me.username} is listening`) });
+  } catch (error) {
+    // A stop during start aborts grammY's own retries ("Aborted delay"): that is the shutdown, not a failure.
+    if (!shutdown.signal.aborted) throw error;
+  }
+}
+await stopping;
