@@ -49,7 +49,8 @@ describe('the SQLite ledger write path', () => {
     ]);
     await ledger.close();
     expect(rawRows(path, "SELECT body FROM events WHERE type = 'assistant.delta'")).toEqual([
-      { body: '{"delta":"Hello"}' },
+      // One row holds both deltas' text, with each token's cursor, seq and length (so a replay can cut it).
+      { body: '{"delta":"Hello","tokens":[1,1,3,1,1,2]}' },
     ]);
   });
 
