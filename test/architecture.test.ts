@@ -93,6 +93,8 @@ const maxFunctionLines = 60;
  */
 const longFunctions: Record<string, string> = {
   'cli/describe-event.ts#describeEvent': 'data table: one case per event type of an exhaustive switch',
+  'cli/describe-pause.ts#describePause':
+    'data table: one case per pause and undo event of an exhaustive switch',
   'actors/session-machine.ts#createSessionMachine':
     'data table: the declarative XState machine config (states and transitions)',
 };

@@ -25,6 +25,38 @@ export interface EventWriterDeps {
   readonly refusal: () => RuntimeError | undefined;
 }
 
+/** The last cursor of `events`, each above the one before it (and the first above `previous`), or the refusal. */
+function lastCursorOf(events: readonly RuntimeEvent[], previous: number): number | RuntimeError {
+  for (const event of events) {
+    if (!(event.cursor > previous)) {
+      return new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`);
+    }
+    previous = event.cursor;
+  }
+  return previous;
+}
+
+/**
+ * What an append resolves with: the rows written now and the buffers its deltas went into. A buffered delta is
+ * durable only once the row it was coalesced into is. When every event went into a buffer, `now` holds only other
+ * events' rows (buffers it flushed, each settling its own appenders): its failure says nothing of these deltas,
+ * whose row stays buffered and may still be written. Rejecting them with it would report unrecorded (so never
+ * delivered live) a delta that the log then holds.
+ */
+function settledAppend(
+  events: readonly RuntimeEvent[],
+  batch: CoalescedBatch,
+  now: Promise<void>,
+): Promise<void> {
+  if (batch.waits.length === 0) return now;
+  const allBuffered = events.every((event) => event.type === 'assistant.delta' && event.runId !== undefined);
+  if (allBuffered) {
+    now.catch(() => undefined);
+    return Promise.all(batch.waits).then(() => undefined);
+  }
+  return Promise.all([now, ...batch.waits]).then(() => undefined);
+}
+
 /** The event writer shared by the SQLite and Postgres ledgers; they differ only in how rows are written. */
 export function createEventWriter({ deltas, writeRows, refusal }: EventWriterDeps): EventWriter {
   let lastAppended = 0;
@@ -53,32 +85,13 @@ export function createEventWriter({ deltas, writeRows, refusal }: EventWriterDep
     append(events) {
       const refused = refusal();
       if (refused !== undefined) return Promise.reject(refused);
-      let previous = lastAppended;
-      for (const event of events) {
-        if (!(event.cursor > previous)) {
-          return Promise.reject(
-            new RuntimeError('invalid_input', `event cursor ${event.cursor} is not above ${previous}`),
-          );
-        }
-        previous = event.cursor;
-      }
-      lastAppended = previous;
+      const checked = lastCursorOf(events, lastAppended);
+      if (checked instanceof RuntimeError) return Promise.reject(checked);
+      lastAppended = checked;
       const batch = deltas.take(events);
       const now = writeBatch(batch);
       armDrain();
-      if (batch.waits.length === 0) return now;
-      // A buffered delta is durable only once the row it was coalesced into is. When every event went into a
-      // buffer, `now` holds only other events' rows (buffers it flushed, each settling its own appenders): its
-      // failure says nothing of these deltas, whose row stays buffered and may still be written. Rejecting them
-      // with it would report unrecorded (so never delivered live) a delta that the log then holds.
-      const allBuffered = events.every(
-        (event) => event.type === 'assistant.delta' && event.runId !== undefined,
-      );
-      if (allBuffered) {
-        now.catch(() => undefined);
-        return Promise.all(batch.waits).then(() => undefined);
-      }
-      return Promise.all([now, ...batch.waits]).then(() => undefined);
+      return settledAppend(events, batch, now);
     },
     flush: () => writeBatch(deltas.drain()),
     lastAppended: () => lastAppended,

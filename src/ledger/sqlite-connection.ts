@@ -70,6 +70,35 @@ async function runAll(steps: readonly (() => unknown)[], path: string): Promise<
 }
 
 /**
+ * Close a connection: flush the events, commit, checkpoint, close the file and release the lock. Each step runs even
+ * when one before failed: a full disk or a read-only mount never keeps the file open or the writer lock held (a
+ * reopen in this process would be `ledger_locked`).
+ */
+function closeInSteps(
+  db: SqliteConnection['db'],
+  lock: ReturnType<typeof openDatabase>['lock'],
+  commits: ReturnType<typeof createGroupCommit>,
+  events: ReturnType<typeof createSqliteEventWriter>,
+  options: SqliteLedgerOptions,
+  markClosed: () => void,
+): Promise<void> {
+  events.stop();
+  const last = events.flush();
+  const checkpoint = options.readonly !== true && options.path !== ':memory:';
+  return runAll(
+    [
+      () => commits.commit(),
+      () => last,
+      markClosed,
+      () => (checkpoint ? db.pragma('wal_checkpoint(TRUNCATE)') : undefined),
+      () => db.close(),
+      () => lock?.release(),
+    ],
+    options.path,
+  );
+}
+
+/**
  * Open the connection. Writes are group-committed (one transaction per event-loop turn); a read runs in the open
  * transaction, so it sees every write called before it without an fsync (a read of the event log once the
  * buffered deltas went in).
@@ -106,26 +135,10 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
     }
   };
   let closing: Promise<void> | undefined;
-  const finish = async (): Promise<void> => {
-    events.stop();
-    const last = events.flush();
-    const checkpoint = options.readonly !== true && options.path !== ':memory:';
-    // Each step runs even when one before failed: a full disk or a read-only mount never keeps the file open or
-    // the writer lock held (a reopen in this process would be `ledger_locked`).
-    await runAll(
-      [
-        () => commits.commit(),
-        () => last,
-        () => {
-          closed = true;
-        },
-        () => (checkpoint ? db.pragma('wal_checkpoint(TRUNCATE)') : undefined),
-        () => db.close(),
-        () => lock?.release(),
-      ],
-      options.path,
-    );
-  };
+  const finish = (): Promise<void> =>
+    closeInSteps(db, lock, commits, events, options, () => {
+      closed = true;
+    });
   // Twice is harmless: a second close waits for the first and resolves, whatever the first one met.
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing.catch(() => undefined);
