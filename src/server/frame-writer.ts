@@ -61,7 +61,11 @@ class PacedWriter implements FrameWriter {
     private readonly options: FrameWriterOptions,
     private readonly hooks: FrameWriterHooks,
   ) {
-    stream.onAbort(() => this.controller.abort());
+    // A client gone while a write waited for it to drain: wake that write, or the stream's loop waits forever.
+    stream.onAbort(() => {
+      this.controller.abort();
+      this.release();
+    });
     this.armHeartbeat();
   }
 
