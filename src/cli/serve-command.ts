@@ -127,15 +127,20 @@ export async function runServeCommand(
   const output = io.output ?? process.stdout;
   const config = await loadConfig(options.config);
   const runtime = createRuntime(config.runtime);
+  let server;
   let listening;
   try {
-    listening = await createServer(runtime, config.server).listen({ port: options.port, host: options.host });
+    server = createServer(runtime, config.server);
+    listening = await server.listen({ port: options.port, host: options.host });
   } catch (error) {
     await runtime.close();
     throw error;
   }
   output.write(`agentlanes: serving on ${listening.url}\n`);
   for (const line of wildcardLines(options.host, listening.port)) output.write(`agentlanes: ${line}\n`);
+  const signIn = server.signInLink(listening.url);
+  if (signIn !== undefined)
+    output.write(`agentlanes: dashboard sign-in link (works once, 10 min): ${signIn}\n`);
   const signals = io.signals ?? process;
   const signal = await new Promise<string>((done) => {
     signals.once('SIGTERM', () => done('SIGTERM'));

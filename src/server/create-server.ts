@@ -15,6 +15,7 @@ import { mountRuntimeRoutes } from './runtime-routes.js';
 import type { ServerEnv } from './server-env.js';
 import { parseServerOptions, type ServerConfig, type ServerOptions } from './server-options.js';
 import { mountSessionRoutes } from './session-routes.js';
+import { createSignInCodes, mountSignIn } from './sign-in-codes.js';
 import { createStreamTickets } from './stream-tickets.js';
 
 /** The HTTP server of a runtime: the Hono app, and `listen` to serve it. */
@@ -23,6 +24,11 @@ export interface AgentlanesServer {
   readonly app: Hono<ServerEnv>;
   /** Serve the app on a port; resolves once it listens. */
   readonly listen: (options?: ListenOptions) => Promise<ListeningServer>;
+  /**
+   * A one-time link that signs the dashboard at `baseUrl` in as the first operator token (see sign-in-codes.ts: the
+   * token never rides in the URL), or undefined without a dashboard or an operator token.
+   */
+  readonly signInLink: (baseUrl: string) => string | undefined;
 }
 
 /** Paths anyone may read: the health check and the dashboard's static page (its data needs a token). */
@@ -82,13 +88,19 @@ export function createServer(runtime: Runtime, options: ServerOptions = {}): Age
   mountEventRoutes(app, { ...deps, tickets });
   mountRuntimeRoutes(app, deps);
   mountActivityRoutes(app, deps);
+  const signIn = createSignInCodes({ tokens: config.tokens, clock: config.clock });
   if (config.dashboard !== false) {
+    mountSignIn(app, signIn);
     const { assetsDir } = config.dashboard;
     mountDashboard(app, assetsDir === undefined ? {} : { assetsDir });
   }
   config.extraRoutes?.(app);
   return {
     app,
+    signInLink: (baseUrl) => {
+      const code = config.dashboard === false ? undefined : signIn.issue();
+      return code === undefined ? undefined : `${baseUrl.replace(/\/+$/, '')}/#sign-in=${code}`;
+    },
     listen: (listenOptions) =>
       listenOn(app, { streams, clock: config.clock, shutdownGraceMs: config.shutdownGraceMs }, listenOptions),
   };

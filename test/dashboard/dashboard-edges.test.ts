@@ -110,4 +110,35 @@ describe('the dashboard page, opened after traffic', () => {
       await page.close();
     }
   });
+
+  it('signs in once from the link serve prints, and the token is never in a URL', async () => {
+    const link = context.signInLink();
+    expect(link).toMatch(/\/#sign-in=[A-Za-z0-9_-]{43}$/);
+    const page = await context.browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const urls: string[] = [];
+    page.on('request', (request) => urls.push(request.url()));
+    try {
+      await page.goto(link as string);
+      await expect
+        .poll(() => page.getByTestId('sessions-count').textContent(), patience)
+        .toContain('loaded in');
+      expect(await page.evaluate('sessionStorage.getItem("agentlanes.token")')).toBe(token);
+      // The code leaves the address bar at once; the token never rides in any URL.
+      expect(page.url()).toBe(`${context.url}/`);
+      expect(urls.filter((url) => url.includes(token))).toEqual([]);
+      // A link works once.
+      const again = await context.browser.newPage();
+      try {
+        await again.goto(link as string);
+        await expect
+          .poll(() => again.getByRole('alert').textContent(), patience)
+          .toBe('This sign-in link was used or has expired; sign in with a token.');
+        expect(await again.evaluate('sessionStorage.getItem("agentlanes.token")')).toBeNull();
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await page.close();
+    }
+  });
 });

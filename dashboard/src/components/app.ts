@@ -62,10 +62,41 @@ function Dashboard(props: { token: string; onRefused: () => void; onSignOut: () 
   `;
 }
 
+/** The one-time code of a sign-in link (`#sign-in=<code>`), taken out of the address bar at once. */
+function takeSignInCode(): string | undefined {
+  const match = /^#sign-in=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (match === null) return undefined;
+  history.replaceState(null, '', location.pathname + location.search);
+  return match[1];
+}
+
+/** Trade a sign-in code for the operator token, once (`POST /dashboard/sign-in`); undefined when refused. */
+async function redeemSignInCode(code: string): Promise<string | undefined> {
+  const response = await fetch('/dashboard/sign-in', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
+  if (!response.ok) return undefined;
+  const body = (await response.json()) as { token?: unknown };
+  return typeof body.token === 'string' ? body.token : undefined;
+}
+
 /** The whole page: the sign-in form until a token is accepted, then the dashboard. */
 export function App() {
   const [token, setToken] = useState<string | undefined>(sessionStorage.getItem(tokenKey) ?? undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    const code = takeSignInCode();
+    if (code === undefined) return;
+    redeemSignInCode(code)
+      .catch(() => undefined)
+      .then((redeemed) => {
+        if (redeemed !== undefined) signIn(redeemed);
+        else setNotice('This sign-in link was used or has expired; sign in with a token.');
+      })
+      .catch(() => undefined);
+  }, []);
   const signIn = (value: string): void => {
     sessionStorage.setItem(tokenKey, value);
     setNotice(undefined);
@@ -76,7 +107,7 @@ export function App() {
     setNotice(message);
     setToken(undefined);
   };
-  if (token === undefined) return html`<${Login} onToken=${signIn} notice=${notice} />`;
+  if (token === undefined) return html`<${Login} key=${notice ?? ''} onToken=${signIn} notice=${notice} />`;
   return html`<${Dashboard}
     key=${token}
     token=${token}

@@ -59,6 +59,8 @@ export interface Context {
   runtime: Runtime;
   clock: FakeClock;
   refunds: unknown[];
+  /** A new one-time sign-in link of the server, as `agentlanes serve` prints it. */
+  signInLink(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,7 @@ export async function startDashboard(): Promise<Context> {
     runtime,
     clock,
     refunds,
+    signInLink: () => server.signInLink(listening.url),
     async close() {
       await browser.close();
       await listening.close();
