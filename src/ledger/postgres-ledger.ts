@@ -61,7 +61,7 @@ function createStores(
     ...createPostgresSessions(access, corruptRows),
     ...createPostgresInbox(access),
     ...runs.methods,
-    ...createPostgresTranscript(access, corruptRows),
+    ...createPostgresTranscript(access),
     ...toolCalls.methods,
     ...createPostgresCompensations(access),
     ...createPostgresPlans(access),

@@ -4,7 +4,7 @@ import { abortStatusOf } from './run-abort.js';
 import { buildRunContext } from './run-context-builder.js';
 import { isRunPause, type RunContext } from './run-context.js';
 import { cancelPause, loadResume, recordPause, settleBatch } from './run-pause.js';
-import { commitRun, corruptHistory, holdRunEnd, openRunRecord, runHistory } from './run-records.js';
+import { commitRun, holdRunEnd, openRunRecord, runHistory } from './run-records.js';
 import type { RunScope } from './run-scope.js';
 import type { RunLease } from './run-services.js';
 import type { RunResult, RunSummary } from './run-summary.js';
@@ -64,7 +64,7 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
   opened.catch(() => undefined);
   const base = buildRunContext(scope, undefined, { turnIndex: 0, compensationSeq: 1 });
-  const history = await runHistory(scope).catch(corruptHistory);
+  const history = await runHistory(scope);
   // The run is durable before it can cause a side effect: a crash then closes it as crashed instead of running
   // its messages (and their tools) a second time under a new run. An opening the ledger could not take stops the
   // run here, before its model call.
@@ -74,8 +74,6 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
     if (lease?.lost === true) return holdRunEnd(scope, startedAt, nothingDone);
     throw error;
   }
-  // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
-  if ('error' in history) return commitRun(scope, startedAt, { ...nothingDone, error: history.error });
   return runSegment(scope, { ...base, history }, startedAt, lease);
 }
 

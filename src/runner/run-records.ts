@@ -1,4 +1,3 @@
-import { isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
 import type { RunOutcome } from './run-context.js';
 import type { RunScope } from './run-scope.js';
@@ -159,13 +158,4 @@ export async function runHistory(scope: RunScope): Promise<readonly ModelMessage
   if (limits.historyTurns === 0) return [];
   const turns = await ledger.listTurns(scope.request.sessionKey, { last: limits.historyTurns });
   return turnsToMessages(turns, limits.historyTurns);
-}
-
-/**
- * A history read that met a corrupt row (`ledger_corrupt`, already reported by the ledger): the error the run
- * ends with. Any other failure is thrown again (the run did not start, and the drain retries it).
- */
-export function corruptHistory(error: unknown): { readonly error: ErrorInfo } {
-  if (!isRuntimeError(error, 'ledger_corrupt')) throw error;
-  return { error: toErrorInfo(error) };
 }
