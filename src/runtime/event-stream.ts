@@ -192,8 +192,10 @@ export function streamEvents(
   rawOptions: CheckedStreamOptions,
 ): AsyncGenerator<RuntimeEvent, void, undefined> {
   const started = checkStart(source, rawOptions);
-  // No wrapping generator: a `yield*` around the stream would add microtask hops to every event it passes on.
-  const stream = followEvents(source, rawOptions, started);
+  const stream = (async function* () {
+    await started;
+    yield* followEvents(source, rawOptions);
+  })();
   keepStart(stream, started);
   return stream;
 }
@@ -209,9 +211,7 @@ export function streamEvents(
 async function* followEvents(
   source: EventSource,
   rawOptions: CheckedStreamOptions,
-  started: Promise<void>,
 ): AsyncGenerator<RuntimeEvent, void, undefined> {
-  await started;
   // Checked before subscribing, so bad options change nothing (and leak no listener).
   const stream = openStream(source, checkStreamOptions(rawOptions));
   const { buffer, committer } = stream;
