@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError, isRuntimeError } from '../core/errors.js';
 import type { EventType, RuntimeEvent } from '../core/events.js';
 import type { Ledger } from '../ledger/index.js';
 import type { EventBus } from './event-bus.js';
@@ -7,10 +7,6 @@ import { createAcross, type Across, type ClaimAcross } from './consumer-across.j
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
 import { createLiveBuffer, liveBufferLimit, type LiveBuffer } from './live-buffer.js';
 import { runtimeStreamsOf, type StreamTicket } from './runtime-streams.js';
-import { checkStart, keepStart } from './event-stream-start.js';
-import { createCommitter, type Committer } from './consumer-committer.js';
-
-export { eventStreamStarted } from './event-stream-start.js';
 
 export type { EventStreamOptions } from './event-stream-options.js';
 
@@ -82,6 +78,54 @@ async function startPosition(source: EventSource, stream: OpenStream): Promise<P
     last: await startCursor(source, options),
     accepts: stream.accepts,
     sessionKey: options.sessionKey,
+  };
+}
+
+/** Stores a consumer's position as the stream passes events. */
+interface Committer {
+  /** Undefined when there is nothing to store (no consumer name): the stream need not wait. */
+  commit(cursor: number): Promise<void> | undefined;
+  /** Resolves once every position asked for is stored (or its write failed). */
+  settled(): Promise<void>;
+}
+
+/** The error a position refused by a closed ledger becomes: the loop learns its last event was not recorded. */
+function refusedAfterClose(consumer: string, cursor: number, cause: unknown): RuntimeError {
+  return new RuntimeError(
+    'runtime_closed',
+    `events: the runtime closed before consumer "${consumer}" stored its position at cursor ${cursor}; ` +
+      'that event is delivered again when the consumer next starts',
+    { cause, details: { consumer, cursor } },
+  );
+}
+
+/**
+ * Store a consumer's position; writes are chained so they land in order. The stream awaits each one before it
+ * yields the next event, so a crash re-delivers at most the event that was being handled. A position the ledger
+ * refuses because the runtime closed rejects with `runtime_closed` naming it (the loop sees it: never lost
+ * silently); any other failure goes to `onError`.
+ */
+function createCommitter(source: EventSource, options: CheckedStreamOptions, lost: () => boolean): Committer {
+  let chain: Promise<void> = Promise.resolve();
+  const { consumer, sessionKey } = options;
+  return {
+    /** Undefined when there is nothing to store (no consumer name, or another worker reads it now). */
+    commit(cursor: number): Promise<void> | undefined {
+      if (consumer === undefined || lost()) return undefined;
+      const position = {
+        consumer,
+        ...(sessionKey === undefined ? {} : { sessionKey }),
+        cursor,
+        updatedAt: source.clock.now(),
+      };
+      const stored = chain.then(() => source.ledger.putConsumer(position));
+      chain = stored.catch(() => undefined);
+      return stored.catch((error: unknown) => {
+        if (isRuntimeError(error, 'runtime_closed')) throw refusedAfterClose(consumer, cursor, error);
+        source.onError(error);
+      });
+    },
+    settled: () => chain,
   };
 }
 
@@ -161,46 +205,6 @@ function openStream(source: EventSource, options: CheckedStreamOptions): OpenStr
 }
 
 /**
- * The stream ended: stop listening, store the position of the event being handled (a refusal after close is
- * thrown), then let go of the consumer and of the runtime's registry.
- */
-async function endStream(stream: OpenStream, handling: number | undefined): Promise<void> {
-  stream.detach();
-  try {
-    if (handling !== undefined) await stream.committer.commit(handling);
-  } finally {
-    await stream.committer.settled();
-    await stream.across.release();
-    stream.release?.();
-    stream.ticket.done();
-  }
-}
-
-/** Before a yield: wait while another process may hold the consumer; false once close halted the stream. */
-async function mayYield(stream: OpenStream): Promise<boolean> {
-  const checking = stream.across.check();
-  if (checking !== undefined) await checking;
-  return !stream.ticket.halted();
-}
-
-/**
- * Replay the recorded events after the start, then follow live ones (see `followEvents`). The start is checked
- * at once (`eventStreamStarted`); the stream opens at its first step, which throws a refused start.
- */
-export function streamEvents(
-  source: EventSource,
-  rawOptions: CheckedStreamOptions,
-): AsyncGenerator<RuntimeEvent, void, undefined> {
-  const started = checkStart(source, rawOptions);
-  const stream = (async function* () {
-    await started;
-    yield* followEvents(source, rawOptions);
-  })();
-  keepStart(stream, started);
-  return stream;
-}
-
-/**
  * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
  * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
  * Ends when `signal` aborts or the runtime closed (after every event emitted before the close). A durable
@@ -208,13 +212,13 @@ export function streamEvents(
  * processed when the loop asks for the next one (close waits for that, within its timeout). A durable consumer
  * another process holds is waited for (`claimAcross`); one lost to another process ends the stream with `fenced`.
  */
-async function* followEvents(
+export async function* streamEvents(
   source: EventSource,
   rawOptions: CheckedStreamOptions,
 ): AsyncGenerator<RuntimeEvent, void, undefined> {
   // Checked before subscribing, so bad options change nothing (and leak no listener).
   const stream = openStream(source, checkStreamOptions(rawOptions));
-  const { buffer, committer } = stream;
+  const { buffer, committer, across } = stream;
   const { bus } = source;
   let handling: number | undefined;
   try {
@@ -227,7 +231,9 @@ async function* followEvents(
       if (until > position.last) {
         const page = (await readStretch(source.ledger, position, until)) ?? [];
         for (const event of page) {
-          if (!(await mayYield(stream))) return;
+          const checking = across.check();
+          if (checking !== undefined) await checking;
+          if (stream.ticket.halted()) return;
           handling = event.cursor;
           yield event;
           handling = undefined;
@@ -250,7 +256,9 @@ async function* followEvents(
       }
       if (next.cursor <= position.last) continue;
       position.last = next.cursor;
-      if (!(await mayYield(stream))) return;
+      const checking = across.check();
+      if (checking !== undefined) await checking;
+      if (stream.ticket.halted()) return;
       handling = next.cursor;
       yield next;
       // The consumer asked for the next one: the previous one is processed.
@@ -259,6 +267,14 @@ async function* followEvents(
       if (stored !== undefined) await stored;
     }
   } finally {
-    await endStream(stream, handling);
+    stream.detach();
+    try {
+      if (handling !== undefined) await committer.commit(handling);
+    } finally {
+      await committer.settled();
+      await across.release();
+      stream.release?.();
+      stream.ticket.done();
+    }
   }
 }

@@ -3,7 +3,6 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { toErrorInfo } from '../core/errors.js';
 import { eventTypes, type EventType, type RuntimeEvent } from '../core/events.js';
-import { eventStreamStarted } from '../runtime/event-stream-start.js';
 import type { EventStreamOptions, Runtime } from '../runtime/index.js';
 import { redeemStreamTicket, requireSessionScope } from './auth.js';
 import { grantCovers, requireCapability } from './capabilities.js';
@@ -90,19 +89,14 @@ export function openWriter(
   };
 }
 
-/**
- * Stream `open`'s events to the client as SSE frames until the client leaves, is cut, or the stream ends. A start
- * the runtime refuses (a cursor past the end of the log) answers 400 before streaming: a probe stream is checked
- * and dropped un-iterated (it holds nothing).
- */
-async function streamEvents(
+/** Stream `open`'s events to the client as SSE frames until the client leaves, is cut, or the stream ends. */
+function streamEvents(
   deps: EventRouteDeps,
   c: Context<ServerEnv>,
   open: (options: EventStreamOptions) => AsyncIterable<RuntimeEvent>,
   accepts: (event: RuntimeEvent) => boolean,
-): Promise<Response> {
+): Response {
   const start = streamStart(c);
-  await eventStreamStarted(open(start));
   const response = streamSSE(c, async (stream) => {
     const { writer, forget } = openWriter(deps, c, stream);
     const lease = c.get('streamLease');
