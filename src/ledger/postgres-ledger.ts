@@ -61,7 +61,7 @@ function createStores(
     ...createPostgresSessions(access, corruptRows),
     ...createPostgresInbox(access),
     ...runs.methods,
-    ...createPostgresTranscript(access),
+    ...createPostgresTranscript(access, corruptRows),
     ...toolCalls.methods,
     ...createPostgresCompensations(access),
     ...createPostgresPlans(access),

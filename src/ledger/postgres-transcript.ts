@@ -1,6 +1,7 @@
 import { RuntimeError } from '../core/errors.js';
 import type { PostgresAccess } from './postgres-access.js';
 import type { PostgresQuery } from './postgres-queue.js';
+import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
 import { turnRow } from './sqlite-params.js';
 import { toTurnRecord, type TurnRow } from './sqlite-rows.js';
 import { toFork, transcriptStretches, type ForkRow, type OwnTurns } from './transcript-forks.js';
@@ -23,6 +24,7 @@ const turnColumns = ['session_key', 'run_id', 'idx', 'role', 'content', 'at', 'e
 /** One stretch of own turns: its first `limit`, or the latest `last` of those. */
 async function ownTurns(
   query: PostgresQuery,
+  corruptRows: CorruptRowLog,
   { sessionKey, limit }: OwnTurns,
   last?: number,
 ): Promise<TurnRecord[]> {
@@ -30,11 +32,16 @@ async function ownTurns(
     last === undefined
       ? await query<TurnRow>(firstTurnsSql, [sessionKey, limit ?? null])
       : await query<TurnRow>(lastOfFirstSql, [sessionKey, limit ?? null, last]);
-  return rows.map(toTurnRecord);
+  return corruptRows.readAll(rows, toTurnRecord);
 }
 
 /** A session's transcript through its forks (the async twin of `readStretches`). */
-async function listTurns(query: PostgresQuery, sessionKey: string, last?: number): Promise<TurnRecord[]> {
+async function listTurns(
+  query: PostgresQuery,
+  corruptRows: CorruptRowLog,
+  sessionKey: string,
+  last?: number,
+): Promise<TurnRecord[]> {
   const forks = new Map(
     (await query<ForkRow>(forkChainSql, [sessionKey])).rows.map((row) => [row.session_key, row]),
   );
@@ -45,15 +52,21 @@ async function listTurns(query: PostgresQuery, sessionKey: string, last?: number
   const parts: TurnRecord[][] = [];
   let remaining = last;
   for (let index = stretches.length - 1; index >= 0 && (remaining === undefined || remaining > 0); index--) {
-    const part = await ownTurns(query, stretches[index] as OwnTurns, remaining);
+    const part = await ownTurns(query, corruptRows, stretches[index] as OwnTurns, remaining);
     parts.unshift(part);
     if (remaining !== undefined) remaining -= part.length;
   }
   return parts.flat();
 }
 
-/** Create the transcript store on the Postgres ledger; a fork is one row, whatever its parent's length. */
-export function createPostgresTranscript({ write, read }: PostgresAccess): TranscriptStore {
+/**
+ * Create the transcript store on the Postgres ledger; a fork is one row, whatever its parent's length. A corrupt
+ * turn is reported once and fails the read.
+ */
+export function createPostgresTranscript(
+  { write, read }: PostgresAccess,
+  corruptRows: CorruptRowLog,
+): TranscriptStore {
   return {
     appendTurns: (records) =>
       write(async (query) => {
@@ -68,12 +81,15 @@ export function createPostgresTranscript({ write, read }: PostgresAccess): Trans
     listTurns: (sessionKey, options) => {
       const last = options?.last;
       return read((query) =>
-        last !== undefined && last <= 0 ? Promise.resolve([]) : listTurns(query, sessionKey, last),
+        last !== undefined && last <= 0
+          ? Promise.resolve([])
+          : listTurns(query, corruptRows, sessionKey, last),
       );
     },
     listRunTurns: (runId) =>
       read(async (query) =>
-        (await query<TurnRow>('SELECT * FROM turns WHERE run_id = $1 ORDER BY id', [runId])).rows.map(
+        corruptRows.readAll(
+          (await query<TurnRow>('SELECT * FROM turns WHERE run_id = $1 ORDER BY id', [runId])).rows,
           toTurnRecord,
         ),
       ),

@@ -8,6 +8,8 @@ export interface CorruptRowLog {
   listen(listener: (error: RuntimeError) => void): () => void;
   /** Convert each row, skipping (and reporting) those that fail validation with `ledger_corrupt`. */
   readEach<Row, Record>(rows: readonly Row[], convert: (row: Row) => Record): Record[];
+  /** Convert every row; the first that fails with `ledger_corrupt` is reported and thrown (a read that cannot skip it). */
+  readAll<Row, Record>(rows: readonly Row[], convert: (row: Row) => Record): Record[];
 }
 
 /** Create the log of one ledger. Rows are told apart by `details.table` and `details.row`. */
@@ -37,6 +39,16 @@ export function createCorruptRowLog(): CorruptRowLog {
         }
       }
       return records;
+    },
+    readAll(rows, convert) {
+      return rows.map((row) => {
+        try {
+          return convert(row);
+        } catch (error) {
+          if (isRuntimeError(error, 'ledger_corrupt')) report(error);
+          throw error;
+        }
+      });
     },
   };
 }

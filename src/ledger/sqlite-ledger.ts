@@ -37,7 +37,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     ...createSqliteSessions(connection, corruptRows),
     ...createSqliteInbox(connection),
     ...runs.methods,
-    ...createSqliteTranscript(connection),
+    ...createSqliteTranscript(connection, corruptRows),
     ...toolCalls.methods,
     ...createSqliteCompensations(connection),
     ...createSqlitePlans(connection),

@@ -3,6 +3,7 @@ import { errorCodes } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import { inboxStatuses } from '../core/inbox-statuses.js';
 import { queueModes } from '../core/queue-modes.js';
+import { queueSettingsSchema } from '../policies/queue-settings.js';
 import { recordedRunStatuses } from '../core/run-statuses.js';
 import type { InboxRecord } from './inbox-store.js';
 import type { RunRecord } from './run-store.js';
@@ -53,6 +54,8 @@ export interface RunRow {
   parent_call_id: string | null;
 }
 export interface TurnRow {
+  /** The row's id (a read of `SELECT *` has it). */
+  id?: number;
   session_key: string;
   run_id: string;
   idx: number;
@@ -131,7 +134,10 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
   const key = row.session_key;
   const name = `"${key}"`;
   const override = parseJson('sessions', name, 'override', row.override, key);
-  if (!isPlainObject(override)) throw corrupt('sessions', name, 'override is not an object', key);
+  // A stored override is applied to every new message of the session: one replay would reject is refused here.
+  if (!queueSettingsSchema.safeParse(override).success) {
+    throw corrupt('sessions', name, 'override is not a valid queue settings override', key);
+  }
   const snapshot =
     row.snapshot === null ? undefined : parseJson('sessions', name, 'snapshot', row.snapshot, key);
   if (snapshot !== undefined && !isPlainObject(snapshot)) {
@@ -142,7 +148,7 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
   }
   return {
     sessionKey: key,
-    override,
+    override: override as SessionRecord['override'],
     snapshot,
     epoch: row.epoch,
     lastSeq: row.last_seq,
@@ -227,25 +233,41 @@ export function turnExtra(turn: TurnRecord): string | null {
   return Object.values(extra).every((value) => value === undefined) ? null : JSON.stringify(extra);
 }
 
-export function toTurnRecord(row: TurnRow): TurnRecord {
-  if (row.role !== 'user' && row.role !== 'assistant' && row.role !== 'tool') {
-    throw corrupt(
-      'turns',
-      `of run "${row.run_id}" #${row.idx}`,
-      `unknown role "${row.role}"`,
-      row.session_key,
-    );
+/** The checks of a turn's `extra` column: each key it may hold and the type its value must have. */
+const turnExtraChecks: Record<string, (value: unknown) => boolean> = {
+  toolCalls: Array.isArray,
+  toolCallId: (value) => typeof value === 'string',
+  tool: (value) => typeof value === 'string',
+  isError: (value) => typeof value === 'boolean',
+  messageIds: (value) => Array.isArray(value) && value.every((id) => typeof id === 'string'),
+  attachments: Array.isArray,
+};
+
+/** A turn's `extra` column read and checked: a plain object of the known keys, each of its type. */
+function turnExtraOf(row: TurnRow, name: string): Partial<TurnRecord> {
+  if (row.extra === null) return {};
+  const extra = parseJson('turns', name, 'extra', row.extra, row.session_key);
+  if (!isPlainObject(extra)) throw corrupt('turns', name, 'extra is not an object', row.session_key);
+  for (const [key, value] of Object.entries(extra)) {
+    const check = turnExtraChecks[key];
+    if (check === undefined)
+      throw corrupt('turns', name, `extra has an unknown key "${key}"`, row.session_key);
+    if (value !== undefined && !check(value)) {
+      throw corrupt('turns', name, `extra.${key} has the wrong type`, row.session_key);
+    }
   }
-  const extra =
-    row.extra === null
-      ? {}
-      : (parseJson(
-          'turns',
-          `of run "${row.run_id}" #${row.idx}`,
-          'extra',
-          row.extra,
-          row.session_key,
-        ) as Partial<TurnRecord>);
+  return extra;
+}
+
+/** How a corruption report names a turn row: its id when the row has one, and its run and index. */
+const turnRowName = (row: TurnRow): string =>
+  `${row.id === undefined ? '' : `${row.id} `}(run "${row.run_id}" #${row.idx})`;
+
+export function toTurnRecord(row: TurnRow): TurnRecord {
+  const name = turnRowName(row);
+  if (row.role !== 'user' && row.role !== 'assistant' && row.role !== 'tool') {
+    throw corrupt('turns', name, `unknown role "${row.role}"`, row.session_key);
+  }
   return {
     sessionKey: row.session_key,
     runId: row.run_id,
@@ -253,7 +275,7 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
     role: row.role,
     content: row.content,
     at: row.at,
-    ...extra,
+    ...turnExtraOf(row, name),
   };
 }
 

@@ -1,5 +1,6 @@
 import { RuntimeError } from '../core/errors.js';
 import type { SqliteAccess } from './sqlite-access.js';
+import type { CorruptRowLog } from './sqlite-corrupt-rows.js';
 import { turnRow } from './sqlite-params.js';
 import { toTurnRecord, type TurnRow } from './sqlite-rows.js';
 import {
@@ -15,7 +16,7 @@ import type { TranscriptFork, TranscriptStore } from './transcript-store.js';
 const noLimit = -1;
 
 /** The statements that read a forked transcript: a stretch of a session's own turns, and a session's fork. */
-function prepareReads(db: SqliteAccess['db']) {
+function prepareReads(db: SqliteAccess['db'], corruptRows: CorruptRowLog) {
   const firstTurns = db.prepare('SELECT * FROM turns WHERE session_key = ? ORDER BY id LIMIT ?');
   const lastOfFirst = db.prepare(
     `SELECT * FROM (SELECT * FROM (SELECT * FROM turns WHERE session_key = ? ORDER BY id LIMIT ?)
@@ -30,13 +31,19 @@ function prepareReads(db: SqliteAccess['db']) {
     const upTo = limit ?? noLimit;
     const rows =
       last === undefined ? firstTurns.all(sessionKey, upTo) : lastOfFirst.all(sessionKey, upTo, last);
-    return (rows as TurnRow[]).map(toTurnRecord);
+    return corruptRows.readAll(rows as TurnRow[], toTurnRecord);
   };
   return { forkOf, own };
 }
 
-/** Create the transcript store on the SQLite ledger's connection (its schema is already migrated). */
-export function createSqliteTranscript({ db, write, read }: SqliteAccess): TranscriptStore {
+/**
+ * Create the transcript store on the SQLite ledger's connection (its schema is already migrated). A corrupt turn
+ * is reported once and fails the read: a run must not go on with a hole in its history.
+ */
+export function createSqliteTranscript(
+  { db, write, read }: SqliteAccess,
+  corruptRows: CorruptRowLog,
+): TranscriptStore {
   const appendTurn = db.prepare(
     `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
      VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
@@ -47,7 +54,7 @@ export function createSqliteTranscript({ db, write, read }: SqliteAccess): Trans
     `INSERT INTO session_forks (session_key, parent_key, turns, up_to_run_id, at)
      VALUES (@session_key, @parent_key, @turns, @up_to_run_id, @at)`,
   );
-  const { forkOf, own } = prepareReads(db);
+  const { forkOf, own } = prepareReads(db, corruptRows);
   const addFork = (fork: TranscriptFork): void => {
     if (forkOf(fork.sessionKey) !== undefined || hasTurns.get(fork.sessionKey) !== undefined) {
       throw new RuntimeError('invalid_input', `fork: session ${fork.sessionKey} already has a transcript`);
@@ -72,7 +79,8 @@ export function createSqliteTranscript({ db, write, read }: SqliteAccess): Trans
         if (last !== undefined && last <= 0) return [];
         return readStretches(transcriptStretches(sessionKey, forkOf), own, last);
       }),
-    listRunTurns: (runId) => read(() => (listRunTurns.all(runId) as TurnRow[]).map(toTurnRecord)),
+    listRunTurns: (runId) =>
+      read(() => corruptRows.readAll(listRunTurns.all(runId) as TurnRow[], toTurnRecord)),
     forkTranscript: (fork) => write(() => addFork(fork), 'many'),
     getFork: (sessionKey) => read(() => forkOf(sessionKey)),
   };

@@ -74,6 +74,8 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
     if (lease?.lost === true) return holdRunEnd(scope, startedAt, nothingDone);
     throw error;
   }
+  // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
+  if ('error' in history) return commitRun(scope, startedAt, { ...nothingDone, error: history.error });
   return runSegment(scope, { ...base, history }, startedAt, lease);
 }
 

@@ -1,3 +1,4 @@
+import { isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
 import type { RunOutcome } from './run-context.js';
 import type { RunScope } from './run-scope.js';
@@ -152,10 +153,22 @@ export async function commitRun(
   }
 }
 
-/** The session's earlier conversation a new run sees (`historyTurns` of it). */
-export async function runHistory(scope: RunScope): Promise<readonly ModelMessage[]> {
+/**
+ * The session's earlier conversation a new run sees (`historyTurns` of it), or the error the run ends with when
+ * the read met a corrupt row (`ledger_corrupt`, already reported by the ledger): that is not transient, so the
+ * run must not go back to the queue to meet it again. Any other failure is thrown (the run did not start, and
+ * the drain retries it). The read is awaited once, with no extra hop: a steer sent meanwhile lands as it did.
+ */
+export async function runHistory(
+  scope: RunScope,
+): Promise<readonly ModelMessage[] | { readonly error: ErrorInfo }> {
   const { ledger, limits } = scope.services;
   if (limits.historyTurns === 0) return [];
-  const turns = await ledger.listTurns(scope.request.sessionKey, { last: limits.historyTurns });
-  return turnsToMessages(turns, limits.historyTurns);
+  try {
+    const turns = await ledger.listTurns(scope.request.sessionKey, { last: limits.historyTurns });
+    return turnsToMessages(turns, limits.historyTurns);
+  } catch (error) {
+    if (!isRuntimeError(error, 'ledger_corrupt')) throw error;
+    return { error: toErrorInfo(error) };
+  }
 }

@@ -1,0 +1,134 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { createRuntime, isRuntimeError, type RuntimeEvent } from 'agentlanes';
+import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { tempLedgerPath } from '../support/temp-ledger.js';
+
+/** A runtime on the ledger file at `path`, with every event and every reported error kept. */
+function start(path: string) {
+  const clock = fakeClock({ now: 10_000 });
+  const model = scriptedModel(() => ({ text: 'done' }), { clock });
+  const errors: unknown[] = [];
+  const runtime = createRuntime({
+    ledger: { path },
+    providers: { scripted: model },
+    model: { provider: 'scripted', model: 'm' },
+    queue: { mode: 'followup', debounceMs: 100 },
+    clock,
+    onError: (error) => errors.push(error),
+  });
+  const events: RuntimeEvent[] = [];
+  const stop = new AbortController();
+  const reading = (async () => {
+    for await (const event of runtime.events({ signal: stop.signal })) events.push(event);
+  })();
+  // Events past `after` only: a second runtime on the file replays the first one's events.
+  const started = (after = 0) =>
+    events.filter((event) => event.type === 'run.started' && event.cursor > after).length;
+  const corruptErrors = () => errors.filter((error) => isRuntimeError(error, 'ledger_corrupt'));
+  async function close(): Promise<void> {
+    const closing = runtime.close();
+    await clock.runAll();
+    await closing;
+    stop.abort();
+    await reading;
+  }
+  return { runtime, clock, model, errors, events, started, corruptErrors, close };
+}
+
+function damage(path: string, statement: string): void {
+  const raw = new Database(path);
+  raw.exec(statement);
+  raw.close();
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+}
+
+const fiveMinutes = 5 * 60_000;
+
+describe('createRuntime (corrupt turns row)', () => {
+  it('fails the run once and reports ledger_corrupt once when a turn of the history has a bad extra', async () => {
+    const path = tempLedgerPath('corrupt-turns');
+    const first = start(path);
+    await first.runtime.session('chat:a').send({ id: 'm1', text: 'hello' });
+    await first.clock.advance(1000);
+    expect(first.model.requests).toHaveLength(1);
+    damage(path, `UPDATE turns SET extra = '{' WHERE session_key = 'chat:a' AND role = 'assistant'`);
+
+    await first.runtime.session('chat:a').send({ id: 'm2', text: 'again' });
+    await first.clock.advance(fiveMinutes);
+    expect(first.started()).toBe(2);
+    expect(first.model.requests).toHaveLength(1);
+    const ended = first.events.filter((event) => event.type === 'run.ended').at(-1);
+    expect(ended).toMatchObject({ status: 'failed', error: { code: 'ledger_corrupt' } });
+    await first.close();
+    expect(first.corruptErrors()).toHaveLength(1);
+    expect((first.corruptErrors()[0] as { details?: unknown }).details).toMatchObject({
+      table: 'turns',
+      sessionKey: 'chat:a',
+    });
+    const reported = first.events.filter((event) => event.type === 'ledger.corrupt');
+    expect(reported).toMatchObject([{ sessionKey: 'chat:a', table: 'turns' }]);
+
+    const before = first.events.at(-1)?.cursor ?? 0;
+    const second = start(path);
+    await second.clock.advance(fiveMinutes);
+    expect(second.started(before)).toBe(0);
+    await second.runtime.session('chat:a').send({ id: 'm3', text: 'once more' });
+    await second.clock.advance(fiveMinutes);
+    expect(second.started(before)).toBe(1);
+    expect(second.model.requests).toHaveLength(0);
+    await second.close();
+    expect(second.corruptErrors()).toHaveLength(1);
+    const reportedAgain = second.events.filter(
+      (event) => event.type === 'ledger.corrupt' && event.cursor > before,
+    );
+    expect(reportedAgain).toHaveLength(1);
+  });
+
+  it('fails the run when a turn extra is valid JSON of the wrong shape', async () => {
+    const path = tempLedgerPath('corrupt-turns');
+    const app = start(path);
+    await app.runtime.session('chat:a').send({ id: 'm1', text: 'hello' });
+    await app.clock.advance(1000);
+    damage(path, `UPDATE turns SET extra = '{"toolCalls":"not a list"}' WHERE session_key = 'chat:a'`);
+    await app.runtime.session('chat:a').send({ id: 'm2', text: 'again' });
+    await app.clock.advance(fiveMinutes);
+    expect(app.started()).toBe(2);
+    expect(app.model.requests).toHaveLength(1);
+    await app.close();
+    expect(app.corruptErrors()).toHaveLength(1);
+  });
+
+  it('refuses a stored queue override with an unknown mode at hydrate when a session is sent to', async () => {
+    const path = tempLedgerPath('corrupt-turns');
+    const app = start(path);
+    await app.runtime.session('chat:a').send({ id: 'm1', text: 'hello' });
+    await app.clock.advance(1000);
+    await app.close();
+    damage(path, `UPDATE sessions SET override = '{"mode":"bogus"}' WHERE session_key = 'chat:a'`);
+
+    const second = start(path);
+    await second.clock.advance(1000);
+    for (const id of ['m2', 'm3']) {
+      const refused = await rejection(second.runtime.session('chat:a').send({ id, text: 'again' }));
+      expect(isRuntimeError(refused, 'ledger_corrupt')).toBe(true);
+      expect((refused as { details?: unknown }).details).toMatchObject({
+        table: 'sessions',
+        sessionKey: 'chat:a',
+      });
+    }
+    await second.clock.advance(fiveMinutes);
+    expect(second.model.requests).toHaveLength(0);
+    await second.close();
+    expect(second.corruptErrors()).toHaveLength(1);
+    expect(second.events.filter((event) => event.type === 'ledger.corrupt')).toMatchObject([
+      { sessionKey: 'chat:a', table: 'sessions' },
+    ]);
+  });
+});
