@@ -101,6 +101,12 @@ describe('createRuntime (corrupt turns row)', () => {
     await app.clock.advance(fiveMinutes);
     expect(app.started()).toBe(2);
     expect(app.model.requests).toHaveLength(1);
+    // The operator clears it by repairing the row: the next message runs with its whole history.
+    damage(path, `UPDATE turns SET extra = NULL WHERE session_key = 'chat:a'`);
+    await app.runtime.session('chat:a').send({ id: 'm3', text: 'repaired' });
+    await app.clock.advance(fiveMinutes);
+    expect(app.model.requests).toHaveLength(2);
+    expect(app.model.requests[1]?.messages.at(-1)).toEqual({ role: 'user', content: 'repaired' });
     await app.close();
     expect(app.corruptErrors()).toHaveLength(1);
   });
