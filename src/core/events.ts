@@ -178,6 +178,9 @@ const payloads = {
     cost: z.number(),
     cumulativeCost: z.number(),
     priced: z.boolean(),
+    // When the call's successful attempt started, and why the model stopped: a trace's model-call span (agentlanes/otel).
+    startedAt: z.number().optional(),
+    finishReason: z.string().optional(),
   },
 } as const;
 

@@ -165,6 +165,7 @@ async function attemptCandidate(
   runText: RunText,
 ): Promise<ModelTurn> {
   const { candidate, profile } = state;
+  const startedAt = context.services.clock.now();
   const turn = await streamModelTurn(context, messages, runText, {
     provider: candidate.provider,
     model: candidate.model,
@@ -172,7 +173,7 @@ async function attemptCandidate(
     credential: profile?.credential(),
   });
   if (profile !== undefined) context.services.profiles.succeeded(profile.id, context.services.clock.now());
-  reportCost(context, candidate, profile, turn);
+  reportCost(context, candidate, profile, turn, startedAt);
   return turn;
 }
 

@@ -2,12 +2,16 @@ import type { ModelCandidate, PickedProfile } from './failover-context.js';
 import type { ModelTurn } from './model-turn.js';
 import type { RunContext } from './run-context.js';
 
-/** Add what a model turn cost (at the model's price; unknown prices count 0) to the run and announce it. */
+/**
+ * Add what a model turn cost (at the model's price; unknown prices count 0) to the run and announce it, with when
+ * the attempt started and why the model stopped.
+ */
 export function reportCost(
   context: RunContext,
   candidate: ModelCandidate,
   profile: PickedProfile | undefined,
   turn: ModelTurn,
+  startedAt: number,
 ): void {
   const price = context.services.prices(candidate.providerName, candidate.model);
   const cost =
@@ -26,5 +30,7 @@ export function reportCost(
     cost,
     cumulativeCost: context.failover.cost,
     priced: price !== undefined,
+    startedAt,
+    ...(turn.finishReason === undefined ? {} : { finishReason: turn.finishReason }),
   });
 }

@@ -1,5 +1,6 @@
 import { abortReason } from '../core/clock.js';
 import type {
+  FinishReason,
   ModelMessage,
   ModelProvider,
   ProviderCredential,
@@ -15,6 +16,8 @@ export interface ModelTurn {
   readonly text: string;
   readonly toolCalls: readonly ToolCall[];
   readonly usage: Usage;
+  /** Why the model stopped, when the provider said so. */
+  readonly finishReason?: FinishReason;
 }
 
 /** Text streamed so far in the run, kept outside the call so an abort still sees the partial output. */
@@ -48,6 +51,7 @@ export async function streamModelTurn(
   let text = '';
   let inputTokens = 0;
   let outputTokens = 0;
+  let finishReason: FinishReason | undefined;
   const separator = runText.text.length > 0 ? '\n\n' : '';
   const request = {
     model: target.model,
@@ -85,10 +89,12 @@ export async function streamModelTurn(
         outputTokens += part.usage.outputTokens;
         break;
       case 'finish':
+        finishReason = part.reason;
         break;
     }
   }
   if (signal.aborted) throw abortReason(signal);
   emitBlocks(chunker.flush());
-  return { text, toolCalls, usage: { inputTokens, outputTokens } };
+  const usage = { inputTokens, outputTokens };
+  return finishReason === undefined ? { text, toolCalls, usage } : { text, toolCalls, usage, finishReason };
 }
