@@ -7,7 +7,8 @@
  * With OPENAI_API_KEY set it answers with gpt-4o-mini; without, a scripted model echoes (no key needed). The ledger
  * is the SQLite file AGENTLANES_DB names, ./agentlanes.db by default.
  */
-import { defineTool, openaiProvider, type RuntimeOptions } from 'agentlanes';
+import { defineTool, type RuntimeOptions } from 'agentlanes';
+import { openaiProvider } from 'agentlanes/openai';
 import { scriptedModel } from 'agentlanes/testing';
 import { z } from 'zod';
 

@@ -9,7 +9,8 @@
 import { createTelegramAdapter } from '@chat-adapter/telegram';
 import { createMemoryState } from '@chat-adapter/state-memory';
 import { Chat, type Adapter } from 'chat';
-import { anthropicProvider, createRuntime, createSqliteLedger, type RuntimeOptions } from 'agentlanes';
+import { createRuntime, createSqliteLedger, type RuntimeOptions } from 'agentlanes';
+import { anthropicProvider } from 'agentlanes/anthropic';
 import { connectChat } from 'agentlanes/chat-sdk';
 import { scriptedModel } from 'agentlanes/testing';
 

@@ -7,7 +7,8 @@
  * TELEGRAM_API_ROOT points it at another Bot API server (a local one, or a test emulator).
  */
 import { Bot } from 'grammy';
-import { createRuntime, createSqliteLedger, openaiProvider, type RuntimeOptions } from 'agentlanes';
+import { createRuntime, createSqliteLedger, type RuntimeOptions } from 'agentlanes';
+import { openaiProvider } from 'agentlanes/openai';
 import { connectGrammy } from 'agentlanes/grammy';
 import { scriptedModel } from 'agentlanes/testing';
 

@@ -63,10 +63,6 @@ export {
 export { systemClock, type Clock, type TimerHandle } from './core/clock.js';
 export { sequentialIds, seededRandom, randomIds, type IdGenerator, type Random } from './core/ids.js';
 export {
-  openaiProvider,
-  anthropicProvider,
-  type OpenAIProviderOptions,
-  type AnthropicProviderOptions,
   ProviderError,
   thinkingLevels,
   type ModelProvider,

@@ -61,6 +61,9 @@ function typeCheck(files: ReadonlyMap<string, string>): string[] {
       'agentlanes/server': ['./src/server/index.ts'],
       'agentlanes/grammy': ['./src/adapters/grammy/index.ts'],
       'agentlanes/chat-sdk': ['./src/adapters/chat-sdk/index.ts'],
+      'agentlanes/openai': ['./src/providers/openai/index.ts'],
+      'agentlanes/anthropic': ['./src/providers/anthropic/index.ts'],
+      'agentlanes/ai-sdk': ['./src/providers/ai-sdk/index.ts'],
     },
   };
   const host = ts.createCompilerHost(options);

@@ -13,5 +13,3 @@ export {
   type ModelPart,
   type ModelProvider,
 } from './model-provider.js';
-export { openaiProvider, type OpenAIProviderOptions } from './openai-provider.js';
-export { anthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakeClock } from 'agentlanes/testing';
 import { isRuntimeError } from '../../src/core/errors.js';
-import { anthropicProvider } from '../../src/providers/anthropic-provider.js';
+import { anthropicProvider } from '../../src/providers/anthropic/anthropic-provider.js';
 import {
   ProviderError,
   type ModelCallOptions,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { anthropicProvider } from '../../src/providers/anthropic-provider.js';
+import { anthropicProvider } from '../../src/providers/anthropic/anthropic-provider.js';
 import type { ModelPart, ModelRequest } from '../../src/providers/model-provider.js';
-import { openaiProvider } from '../../src/providers/openai-provider.js';
+import { openaiProvider } from '../../src/providers/openai/openai-provider.js';
 import { startSseServer, type SseServer } from '../support/sse-server.js';
 
 const image = {

@@ -6,7 +6,7 @@ import {
   type ModelPart,
   type ModelRequest,
 } from '../../src/providers/model-provider.js';
-import { openaiProvider, type OpenAIProviderOptions } from '../../src/providers/openai-provider.js';
+import { openaiProvider, type OpenAIProviderOptions } from '../../src/providers/openai/openai-provider.js';
 import {
   startSseServer,
   type ScriptedResponse,

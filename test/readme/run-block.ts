@@ -44,6 +44,9 @@ export function blockDirectory(): { readonly dir: string; readonly remove: () =>
     'agentlanes/server': entry('server/index.ts'),
     'agentlanes/grammy': entry('adapters/grammy/index.ts'),
     'agentlanes/chat-sdk': entry('adapters/chat-sdk/index.ts'),
+    'agentlanes/openai': entry('providers/openai/index.ts'),
+    'agentlanes/anthropic': entry('providers/anthropic/index.ts'),
+    'agentlanes/ai-sdk': entry('providers/ai-sdk/index.ts'),
   };
   const compilerOptions = { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', paths };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions }));

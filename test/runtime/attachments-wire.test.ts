@@ -4,14 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  anthropicProvider,
-  createMemoryLedger,
-  createRuntime,
-  openaiProvider,
-  type ModelProvider,
-  type RuntimeEvent,
-} from 'agentlanes';
+import { createMemoryLedger, createRuntime, type ModelProvider, type RuntimeEvent } from 'agentlanes';
+import { anthropicProvider } from 'agentlanes/anthropic';
+import { openaiProvider } from 'agentlanes/openai';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { errorOf } from '../support/error-of.js';

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  anthropicProvider,
   createMemoryLedger,
   createRuntime,
   defineTool,
   isRuntimeError,
-  openaiProvider,
   type RuntimeOptions,
 } from 'agentlanes';
+import { anthropicProvider } from 'agentlanes/anthropic';
+import { openaiProvider } from 'agentlanes/openai';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { createSystemClock } from '../../src/core/clock.js';
 import { errorOf } from '../support/error-of.js';

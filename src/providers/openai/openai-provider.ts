@@ -6,8 +6,8 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { abortReason, maxDurationMs, systemClock, type Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import { abortReason, maxDurationMs, systemClock, type Clock } from '../../core/clock.js';
+import { RuntimeError } from '../../core/errors.js';
 import {
   ProviderError,
   type FinishReason,
@@ -18,9 +18,9 @@ import {
   type ModelRequest,
   type ToolCall,
   type Usage,
-} from './model-provider.js';
-import { openaiInlineCapabilities } from '../policies/inline-capabilities.js';
-import { openaiUserContent } from './inline-wire.js';
+} from '../model-provider.js';
+import { openaiInlineCapabilities } from '../../policies/inline-capabilities.js';
+import { openaiUserContent } from './openai-content.js';
 import { toProviderError } from './openai-errors.js';
 
 const openaiProviderOptionsSchema = z.object({

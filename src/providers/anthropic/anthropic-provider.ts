@@ -1,9 +1,9 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { abortReason, maxDurationMs, systemClock, type Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
-import { scrubSecrets } from '../core/scrub-secrets.js';
-import { anthropicInlineCapabilities } from '../policies/inline-capabilities.js';
+import { abortReason, maxDurationMs, systemClock, type Clock } from '../../core/clock.js';
+import { RuntimeError } from '../../core/errors.js';
+import { scrubSecrets } from '../../core/scrub-secrets.js';
+import { anthropicInlineCapabilities } from '../../policies/inline-capabilities.js';
 import { createEventFolder, toAnthropicParams } from './anthropic-wire.js';
 import {
   ProviderError,
@@ -11,8 +11,8 @@ import {
   type ModelPart,
   type ModelProvider,
   type ModelRequest,
-} from './model-provider.js';
-import { causeMessages, networkCode, parseRetryAfter } from './transport-errors.js';
+} from '../model-provider.js';
+import { causeMessages, networkCode, parseRetryAfter } from '../transport-errors.js';
 
 /** Options of `anthropicProvider`. */
 export interface AnthropicProviderOptions {

@@ -7,7 +7,7 @@ import type {
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import { anthropicContentBlock } from './inline-wire.js';
+import { anthropicContentBlock } from './anthropic-content.js';
 import {
   ProviderError,
   type FinishReason,
@@ -15,7 +15,7 @@ import {
   type ModelPart,
   type ModelRequest,
   type ThinkingLevel,
-} from './model-provider.js';
+} from '../model-provider.js';
 
 /** The `budget_tokens` each thinking level asks Anthropic for; `off` sends no thinking at all. */
 export const anthropicThinkingBudgets: Readonly<Record<Exclude<ThinkingLevel, 'off'>, number>> = {

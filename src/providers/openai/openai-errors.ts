@@ -1,7 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAIError } from 'openai';
-import { scrubSecrets } from '../core/scrub-secrets.js';
-import { ProviderError } from './model-provider.js';
-import { causeMessages, networkCode, parseRetryAfter } from './transport-errors.js';
+import { scrubSecrets } from '../../core/scrub-secrets.js';
+import { ProviderError } from '../model-provider.js';
+import { causeMessages, networkCode, parseRetryAfter } from '../transport-errors.js';
 
 /** What error mapping needs from the call: the secret to scrub and the time to measure a Retry-After date. */
 export interface ErrorContext {
