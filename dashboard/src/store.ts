@@ -70,6 +70,7 @@ const approvalTriggers = new Set([
   'approval.requested',
   'approval.resolved',
   'tool.deferred',
+  'tool.in_doubt',
   'tool.supplied',
 ]);
 const queueTriggers = new Set([

@@ -269,6 +269,7 @@ export function describeEvent(event: RuntimeEvent): EventDescription {
     case 'approval.requested':
     case 'approval.resolved':
     case 'tool.deferred':
+    case 'tool.in_doubt':
     case 'tool.supplied':
     case 'undo.enqueued':
     case 'undo.executed':

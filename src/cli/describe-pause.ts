@@ -12,6 +12,7 @@ export type PauseEvent = Extract<
       | 'approval.requested'
       | 'approval.resolved'
       | 'tool.deferred'
+      | 'tool.in_doubt'
       | 'tool.supplied'
       | 'undo.enqueued'
       | 'undo.executed'
@@ -31,7 +32,16 @@ export function describePause(event: PauseEvent): EventDescription {
         details: [event.state, `waits for ${event.toolCallIds.join(', ')}`],
       };
     case 'run.resumed':
-      return { label: 'run resumed', tone: 'magenta', details: [`from ${event.from}`] };
+      return {
+        label: 'run resumed',
+        tone: 'magenta',
+        details:
+          event.reason === undefined
+            ? [`from ${event.from ?? 'running'}`]
+            : [`after a ${event.reason}`, `attempt ${event.attempt ?? 1}`],
+      };
+    case 'tool.in_doubt':
+      return { label: 'tool in doubt', tone: 'red', details: [event.tool, event.toolCallId, event.reason] };
     case 'approval.requested':
       return { label: 'approval requested', tone: 'yellow', details: [event.tool, event.toolCallId] };
     case 'approval.resolved':

@@ -59,7 +59,13 @@ const payloads = {
   'assistant.block': { index: z.number(), blockId: z.string(), text: z.string() },
   'assistant.final': { text: z.string() },
   'run.paused': { state: z.enum(pauseStates), toolCallIds: z.array(z.string()) },
-  'run.resumed': { from: z.enum(pauseStates) },
+  // A paused run continues (`from`), or a run cut by a crash or a worker's death resumes from its last durable
+  // boundary under the same run id (`attempt` counts such resumes from 1, `reason` says what cut it).
+  'run.resumed': {
+    from: z.enum(pauseStates).optional(),
+    attempt: z.number().optional(),
+    reason: z.enum(['crash', 'takeover']).optional(),
+  },
   'tool.called': {
     toolCallId: z.string(),
     tool: z.string(),
@@ -80,6 +86,9 @@ const payloads = {
     stepId: z.string().optional(),
   },
   'tool.skipped': { toolCallId: z.string(), tool: z.string(), reason: z.enum(toolSkipReasons) },
+  // A call that started before a crash and has no recorded outcome: it is not run again on its own; the run pauses
+  // for an operator (approve: run it again, reject: the model hears its outcome is unknown, or supply the outcome).
+  'tool.in_doubt': { toolCallId: z.string(), tool: z.string(), args: z.unknown(), reason: z.string() },
   'tool.deferred': { toolCallId: z.string(), tool: z.string(), args: z.unknown() },
   'tool.supplied': { toolCallId: z.string(), tool: z.string(), isError: z.boolean() },
   'approval.requested': {
