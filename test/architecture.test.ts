@@ -82,8 +82,11 @@ describe('the layout of src', () => {
   });
 });
 
-/** The longest a src file may be, and a function in it (STYLE.md, issue 12). */
-const maxFileLines = 300;
+/**
+ * The longest a src file may be, and a function in it. A file holds a whole concept: split by concept, never to
+ * meet a line count.
+ */
+const maxFileLines = 600;
 const maxFunctionLines = 60;
 
 /**
@@ -93,8 +96,6 @@ const maxFunctionLines = 60;
  */
 const longFunctions: Record<string, string> = {
   'cli/describe-event.ts#describeEvent': 'data table: one case per event type of an exhaustive switch',
-  'runtime/event-stream.ts#streamEvents':
-    'to split: replay then live with the consumer commit and the close stop in one loop (issue 22 work in progress)',
   'cli/describe-pause.ts#describePause':
     'data table: one case per pause and undo event of an exhaustive switch',
   'actors/session-machine.ts#createSessionMachine':
@@ -134,7 +135,7 @@ function functionLengths(file: string): { name: string; lines: number }[] {
 }
 
 describe('the size of src', () => {
-  it('has no file over 300 lines', () => {
+  it('has no file over 600 lines', () => {
     const long = files(src)
       .map((file) => ({
         file: relative(src, file),

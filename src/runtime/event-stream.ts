@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/index.js';
 import type { EventBus } from './event-bus.js';
 import { createAcross, type Across, type ClaimAcross } from './consumer-across.js';
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
+import { keepStart, refusePastEnd } from './event-stream-start.js';
 import { createLiveBuffer, liveBufferLimit, type LiveBuffer } from './live-buffer.js';
 import { runtimeStreamsOf, type StreamTicket } from './runtime-streams.js';
 
@@ -68,7 +69,9 @@ async function startCursor(source: EventSource, options: CheckedStreamOptions): 
     if (stored !== undefined) return stored.cursor;
   }
   if (options.after === 'now') return source.bus.delivered;
-  return options.after ?? 0;
+  const after = options.after ?? 0;
+  if (after > source.bus.cursor) await refusePastEnd(source, after);
+  return after;
 }
 
 /** Where a stream starts (see `startCursor`), and which events it yields. */
@@ -204,21 +207,38 @@ function openStream(source: EventSource, options: CheckedStreamOptions): OpenStr
   return { options, accepts, buffer, committer, across, over, hold, detach, release, ticket };
 }
 
+/** Whether the stream may yield its next event: after a pending check of the consumer across processes. */
+function mayYield(stream: OpenStream): boolean | Promise<boolean> {
+  const checking = stream.across.check();
+  if (checking === undefined) return !stream.ticket.halted();
+  return checking.then(() => !stream.ticket.halted());
+}
+
+/** What a stream gives back at its end: the position of the event being handled, the names it held. */
+async function endStream(stream: OpenStream, handling: number | undefined): Promise<void> {
+  stream.detach();
+  try {
+    if (handling !== undefined) await stream.committer.commit(handling);
+  } finally {
+    await stream.committer.settled();
+    await stream.across.release();
+    stream.release?.();
+    stream.ticket.done();
+  }
+}
+
 /**
- * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
- * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
- * Ends when `signal` aborts or the runtime closed (after every event emitted before the close). A durable
- * consumer's stream stops once close begins: it yields nothing more, and the event its loop is handling counts as
- * processed when the loop asks for the next one (close waits for that, within its timeout). A durable consumer
- * another process holds is waited for (`claimAcross`); one lost to another process ends the stream with `fenced`.
+ * The stream's body (see `streamEvents`). One generator with no delegation: a `yield*` would add microtask hops
+ * to every event, and a listener awaiting a run's end must have its `run.ended` by then. Each await below is
+ * skipped when there is nothing to wait for.
  */
-export async function* streamEvents(
+async function* runStream(
   source: EventSource,
   rawOptions: CheckedStreamOptions,
 ): AsyncGenerator<RuntimeEvent, void, undefined> {
   // Checked before subscribing, so bad options change nothing (and leak no listener).
   const stream = openStream(source, checkStreamOptions(rawOptions));
-  const { buffer, committer, across } = stream;
+  const { buffer, committer } = stream;
   const { bus } = source;
   let handling: number | undefined;
   try {
@@ -228,53 +248,56 @@ export async function* streamEvents(
     // Replay up to what was delivered when the subscription started; later events are in the buffer.
     let until = bus.delivered;
     for (;;) {
+      let events: readonly RuntimeEvent[];
       if (until > position.last) {
-        const page = (await readStretch(source.ledger, position, until)) ?? [];
-        for (const event of page) {
-          const checking = across.check();
-          if (checking !== undefined) await checking;
-          if (stream.ticket.halted()) return;
-          handling = event.cursor;
-          yield event;
-          handling = undefined;
-          const stored = committer.commit(event.cursor);
-          if (stored !== undefined) await stored;
-        }
-        continue;
-      }
-      if (buffer.overflowed) {
+        events = (await readStretch(source.ledger, position, until)) ?? [];
+      } else if (buffer.overflowed) {
         // A slow consumer: what was dropped is durable, so read it back and buffer only what comes from now on.
         buffer.reset();
         until = bus.delivered;
         continue;
+      } else {
+        const next = buffer.take();
+        if (next === undefined) {
+          if (stream.over()) return;
+          await buffer.next();
+          continue;
+        }
+        if (next.cursor <= position.last) continue;
+        position.last = next.cursor;
+        events = [next];
       }
-      const next = buffer.take();
-      if (next === undefined) {
-        if (stream.over()) return;
-        await buffer.next();
-        continue;
+      for (const event of events) {
+        const go = mayYield(stream);
+        if (!(typeof go === 'boolean' ? go : await go)) return;
+        handling = event.cursor;
+        yield event;
+        // The consumer asked for the next one: the previous one is processed.
+        handling = undefined;
+        const stored = committer.commit(event.cursor);
+        if (stored !== undefined) await stored;
       }
-      if (next.cursor <= position.last) continue;
-      position.last = next.cursor;
-      const checking = across.check();
-      if (checking !== undefined) await checking;
-      if (stream.ticket.halted()) return;
-      handling = next.cursor;
-      yield next;
-      // The consumer asked for the next one: the previous one is processed.
-      handling = undefined;
-      const stored = committer.commit(next.cursor);
-      if (stored !== undefined) await stored;
     }
   } finally {
-    stream.detach();
-    try {
-      if (handling !== undefined) await committer.commit(handling);
-    } finally {
-      await committer.settled();
-      await across.release();
-      stream.release?.();
-      stream.ticket.done();
-    }
+    await endStream(stream, handling);
   }
+}
+
+/**
+ * Replay the recorded events after the start, then follow live ones, with no gap and no repeat: the live
+ * subscription starts before the replay and events are deduplicated by cursor. Only durable events are yielded.
+ * Ends when `signal` aborts or the runtime closed (after every event emitted before the close). A durable
+ * consumer's stream stops once close begins: it yields nothing more, and the event its loop is handling counts as
+ * processed when the loop asks for the next one (close waits for that, within its timeout). A durable consumer
+ * another process holds is waited for (`claimAcross`); one lost to another process ends the stream with `fenced`.
+ * An `after` past the end of the log is `invalid_input` at the first step; its check starts at once, beside the
+ * stream (`eventStreamStarted`).
+ */
+export function streamEvents(
+  source: EventSource,
+  rawOptions: CheckedStreamOptions,
+): AsyncGenerator<RuntimeEvent, void, undefined> {
+  const stream = runStream(source, rawOptions);
+  keepStart(stream, source, rawOptions);
+  return stream;
 }

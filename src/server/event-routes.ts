@@ -3,6 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { toErrorInfo } from '../core/errors.js';
 import { eventTypes, type EventType, type RuntimeEvent } from '../core/events.js';
+import { eventStreamStarted } from '../runtime/event-stream-start.js';
 import type { EventStreamOptions, Runtime } from '../runtime/index.js';
 import { redeemStreamTicket, requireSessionScope } from './auth.js';
 import { grantCovers, requireCapability } from './capabilities.js';
@@ -89,14 +90,19 @@ export function openWriter(
   };
 }
 
-/** Stream `open`'s events to the client as SSE frames until the client leaves, is cut, or the stream ends. */
-function streamEvents(
+/**
+ * Stream `open`'s events to the client as SSE frames until the client leaves, is cut, or the stream ends. A start
+ * the runtime refuses (a cursor past the end of the log) answers 400 before streaming, so an EventSource stops
+ * instead of reconnecting forever: a probe stream is checked and dropped un-iterated (it holds nothing).
+ */
+async function streamEvents(
   deps: EventRouteDeps,
   c: Context<ServerEnv>,
   open: (options: EventStreamOptions) => AsyncIterable<RuntimeEvent>,
   accepts: (event: RuntimeEvent) => boolean,
-): Response {
+): Promise<Response> {
   const start = streamStart(c);
+  await eventStreamStarted(open(start));
   const response = streamSSE(c, async (stream) => {
     const { writer, forget } = openWriter(deps, c, stream);
     const lease = c.get('streamLease');
