@@ -25,6 +25,8 @@ export const errorCodes = [
   // A write of a session's former owner, refused: another worker claimed the session (its epoch moved on).
   'fenced',
   'not_found',
+  // A sender's role may not do what was asked (stop another's run, approve its own request: docs/semantics.md).
+  'forbidden',
   'unsupported_content',
   'internal',
 ] as const;

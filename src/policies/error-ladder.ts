@@ -51,6 +51,7 @@ export function failureClassOf(code: ErrorCode): FailureClass | 'unclassified' {
     case 'ledger_foreign':
     case 'fenced':
     case 'not_found':
+    case 'forbidden':
       return 'unclassified';
     default:
       return assertNever(code, 'error code');

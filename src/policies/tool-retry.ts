@@ -34,6 +34,7 @@ export const toolFailureKinds: Readonly<Record<ErrorCode, ToolFailureKind>> = {
   ledger_foreign: 'permanent',
   fenced: 'permanent',
   not_found: 'permanent',
+  forbidden: 'permanent',
   unsupported_content: 'permanent',
   internal: 'permanent',
 };

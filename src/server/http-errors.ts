@@ -26,6 +26,7 @@ const statusByCode: Partial<Record<ErrorCode, ContentfulStatusCode>> = {
   args_unresolved: 400,
   plan_cycle: 400,
   tool_denied: 400,
+  forbidden: 403,
   not_found: 404,
   rejected_busy: 409,
   queue_full: 409,
