@@ -7,7 +7,7 @@ import { queueSettingsSchema } from '../policies/queue-settings.js';
 import { profileKinds } from '../policies/order-profiles.js';
 import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
 import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
-import type { Tool } from '../tools/define-tool.js';
+import { isToolSource, type ToolEntry } from '../tools/tool-source.js';
 import { attachmentsOptionsSchema, workspaceOptionsSchema } from './attachment-options.js';
 import { isToolLike } from './option-keys.js';
 import type { RuntimeOptions } from './runtime-options.js';
@@ -90,7 +90,14 @@ const optionsObjectSchema = z
       .extend({ byChannel: z.record(z.string(), queueSettingsSchema).default({}) })
       .strict()
       .prefault({}),
-    tools: z.array(z.custom<Tool>(isToolLike, 'expected a tool from defineTool')).default([]),
+    tools: z
+      .array(
+        z.custom<ToolEntry>(
+          (value) => isToolLike(value) || isToolSource(value),
+          'expected a tool from defineTool or a tool source',
+        ),
+      )
+      .default([]),
     limits: z
       .object({
         maxToolTurns: z.int().min(1).default(25),

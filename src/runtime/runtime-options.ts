@@ -8,7 +8,7 @@ import type { ProfileKind } from '../policies/order-profiles.js';
 import type { DropPolicy, QueueMode } from '../policies/queue-settings.js';
 import type { ModelProvider, ThinkingLevel } from '../providers/model-provider.js';
 import type { Compactor } from '../runner/compaction.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { ToolEntry } from '../tools/tool-source.js';
 import type { AttachmentsOptions, WorkspaceOptions } from './attachment-options.js';
 import { assertNoPrototypeKeys } from './option-keys.js';
 import { runtimeOptionsSchema } from './runtime-options-schema.js';
@@ -217,8 +217,8 @@ export interface RuntimeOptions {
   globalLane?: GlobalLaneOptions | undefined;
   /** Queue settings for messages that arrive while a session is busy. @default { mode: 'collect' } */
   queue?: QueueOptions | undefined;
-  /** The tools runs may call, made with `defineTool`. @default [] */
-  tools?: Tool[] | undefined;
+  /** The tools runs may call, made with `defineTool`, and tool sources (`mcpTools` from `agentlanes/mcp`). @default [] */
+  tools?: ToolEntry[] | undefined;
   /** Bounds on each run. @default { maxToolTurns: 25, runTimeoutMs: 600_000, parallelToolCalls: 4 } */
   limits?: LimitsOptions | undefined;
   /** Session lifetime in memory. @default { hibernateAfterMs: 300_000 } */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RuntimeError } from '../core/errors.js';
 import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
 import type { Tool } from '../tools/define-tool.js';
+import { currentTools, isToolSource, sameTools, type ToolEntry } from '../tools/tool-source.js';
 import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
 
 /** One tool-policy layer: `allow` (empty allows all) and `deny` (wins), names, globs or `group:name`. */
@@ -22,16 +23,12 @@ export interface SessionTools {
   byName(name: string): Tool | undefined;
 }
 
-/**
- * Registries by session layer, built once per distinct layer: a session layer only narrows what the runtime's
- * layers left (no grant-back), and the subagent layer of the brief is this same mechanism one level down.
- */
-export function createSessionTools(options: {
-  tools: readonly Tool[];
-  layers: readonly ToolPolicyLayer[];
-  groups: Record<string, string[]>;
-}): SessionTools {
-  const { tools, layers, groups } = options;
+/** The registries of one tool list, built once per distinct layer. */
+function createToolState(
+  tools: readonly Tool[],
+  layers: readonly ToolPolicyLayer[],
+  groups: Record<string, string[]>,
+) {
   const names = tools.map((tool) => tool.name);
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const registries = new Map<string, ToolRegistry>();
@@ -45,17 +42,44 @@ export function createSessionTools(options: {
     }
     return registry;
   };
+  // Most sessions have no layer of their own: their registry is built once and found without a key.
+  return { tools, names, byName, registryOf, base: registryOf([]) };
+}
+
+/**
+ * Registries by session layer, built once per distinct layer: a session layer only narrows what the runtime's
+ * layers left (no grant-back), and the subagent layer of the brief is this same mechanism one level down. A tool
+ * source (an MCP server's list) is read again for each registry asked for, so the next run sees a changed list.
+ */
+export function createSessionTools(options: {
+  tools: readonly ToolEntry[];
+  layers: readonly ToolPolicyLayer[];
+  groups: Record<string, string[]>;
+}): SessionTools {
+  const { layers, groups } = options;
+  const dynamic = options.tools.some(isToolSource);
+  let state = createToolState(currentTools(options.tools), layers, groups);
+  const current = () => {
+    if (!dynamic) return state;
+    const tools = currentTools(options.tools);
+    if (sameTools(tools, state.tools)) return state;
+    try {
+      state = createToolState(tools, layers, groups);
+    } catch {
+      // A changed list that clashes (a name used twice) keeps the last good one rather than failing every run.
+    }
+    return state;
+  };
   const parseLayer = (what: string, layer: unknown): ToolPolicyLayer => {
     const parsed = toolPolicyLayerSchema.safeParse(layer);
     if (!parsed.success) throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);
     // Compiles the layer: an unknown group or a bad glob throws invalid_input here, not in a run.
-    resolveToolPolicy(names, [parsed.data], groups);
+    resolveToolPolicy(current().names, [parsed.data], groups);
     return parsed.data;
   };
-  // Most sessions have no layer of their own: their registry is built once and found without a key.
-  const base = registryOf([]);
   return {
     registryFor: (layer, last = []) => {
+      const { base, registryOf } = current();
       if ((layer === undefined || layer === null) && last.length === 0) return base;
       try {
         const own = layer === undefined || layer === null ? [] : [parseLayer('session tool policy', layer)];
@@ -67,6 +91,6 @@ export function createSessionTools(options: {
       }
     },
     parseLayer,
-    byName: (name) => byName.get(name),
+    byName: (name) => current().byName.get(name),
   };
 }

@@ -2,7 +2,7 @@ import { createSubagentLane } from '../lanes/subagent-lane.js';
 import { subagentLayers } from '../policies/subagent-policy.js';
 import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
 import { createSubagentTool, type SubagentPort } from '../runner/subagent-port.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { ToolEntry } from '../tools/tool-source.js';
 import type { LateBound } from './late-bound.js';
 import type { RuntimeConfig } from './runtime-options.js';
 import type { RuntimeInternals } from './runtime-internals.js';
@@ -12,7 +12,7 @@ import { createSubagentSpawner } from './subagent-spawner.js';
 export interface Subagents {
   readonly port: SubagentPort;
   /** The configured tools, with `spawn_subagent` when subagents are enabled. */
-  readonly tools: readonly Tool[];
+  readonly tools: readonly ToolEntry[];
   /** The layers applied after a session's own (the subagent deny list and configured layer for a child). */
   layersFor(sessionKey: string): ToolPolicyLayer[];
 }

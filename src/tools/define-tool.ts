@@ -21,6 +21,8 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly name: string;
   readonly description: string;
   readonly input: z.ZodType<Input>;
+  /** The JSON Schema the model is shown, when it comes from elsewhere (an MCP server). @default derived from `input` */
+  readonly inputJsonSchema?: Readonly<Record<string, unknown>>;
   readonly risk: ToolRisk;
   /** Milliseconds one attempt (of `execute` or `undo`) may run before it is aborted and fails with `timeout`. */
   readonly timeoutMs?: number;
@@ -53,6 +55,8 @@ export interface ToolDefinition<Schema extends z.ZodType, Output> {
   readonly name: string;
   readonly description: string;
   readonly input: Schema;
+  /** The JSON Schema the model is shown, as is (an MCP server's); `input` still checks the arguments. @default derived from `input` */
+  readonly inputJsonSchema?: Readonly<Record<string, unknown>>;
   /** @default 'low' */
   readonly risk?: ToolRisk;
   /** Milliseconds one attempt may run. @default the caller's (a plan's `timeoutMs`; none for model calls) */
@@ -72,6 +76,7 @@ const definitionSchema = z.object({
   name: z.string().regex(toolNamePattern, 'tool names are 1-64 letters, digits, "_" or "-"'),
   description: z.string().min(1),
   input: z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'input must be a zod schema'),
+  inputJsonSchema: z.record(z.string(), z.unknown()).optional(),
   risk: z.enum(toolRisks).default('low'),
   timeoutMs: z.number().int().positive().max(maxDurationMs).optional(),
   output: z

@@ -30,7 +30,7 @@ export function createToolRegistry(tools: readonly Tool[], allowed?: ReadonlySet
     specs.push({
       name: tool.name,
       description: tool.description,
-      inputSchema: z.toJSONSchema(tool.input, { io: 'input' }),
+      inputSchema: tool.inputJsonSchema ?? z.toJSONSchema(tool.input, { io: 'input' }),
     });
   }
   const denied = (name: string): boolean => allowed !== undefined && byName.has(name) && !allowed.has(name);
