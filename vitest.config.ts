@@ -12,6 +12,7 @@ export default defineConfig({
       'agentlanes/openai': fileURLToPath(new URL('./src/providers/openai/index.ts', import.meta.url)),
       'agentlanes/anthropic': fileURLToPath(new URL('./src/providers/anthropic/index.ts', import.meta.url)),
       'agentlanes/ai-sdk': fileURLToPath(new URL('./src/providers/ai-sdk/index.ts', import.meta.url)),
+      'agentlanes/otel': fileURLToPath(new URL('./src/telemetry/index.ts', import.meta.url)),
       agentlanes: fileURLToPath(new URL('./src/index.ts', import.meta.url)),
     },
   },

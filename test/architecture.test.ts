@@ -11,6 +11,7 @@ const layers = [
   'adapters',
   'cli',
   'server',
+  'telemetry',
   'runtime',
   'cluster',
   'actors',
