@@ -1,4 +1,6 @@
 /** Reading what an SDK call failed with: shared by the provider adapters. */
+import { scrubSecrets } from '../core/scrub-secrets.js';
+import { ProviderError } from './model-provider.js';
 
 /** Retry-After as milliseconds: `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
 export function parseRetryAfter(headers: Headers | undefined, now: number): number | undefined {
@@ -29,4 +31,21 @@ export function causeMessages(error: unknown): string {
     current = current.cause;
   }
   return messages.join(': ');
+}
+
+const maxMessageLength = 1000;
+
+/** The error with `secret` (in every echoed form) replaced by `***` in message and code, the message capped. */
+export function scrubProviderError(error: ProviderError, secret: string | undefined): ProviderError {
+  const clean = (text: string): string =>
+    secret === undefined || secret.length === 0 ? text : scrubSecrets(text, [secret]);
+  const message = clean(error.message);
+  const code = error.code === undefined ? undefined : clean(error.code);
+  if (message === error.message && code === error.code && message.length <= maxMessageLength) return error;
+  const capped = message.length <= maxMessageLength ? message : `${message.slice(0, maxMessageLength)}…`;
+  return new ProviderError(capped, {
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(code === undefined ? {} : { code }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  });
 }
