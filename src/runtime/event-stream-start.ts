@@ -3,6 +3,7 @@ import type { RuntimeEvent } from '../core/events.js';
 import type { Ledger } from '../ledger/index.js';
 import type { EventBus } from './event-bus.js';
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';
+import { runtimeStreamsOf } from './runtime-streams.js';
 
 /** What the start check reads: the bus's last cursor, else the ledger's. */
 interface StartSource {
@@ -33,8 +34,8 @@ export async function refusePastEnd(source: StartSource, after: number): Promise
 async function checkStart(source: StartSource, rawOptions: CheckedStreamOptions): Promise<void> {
   const { after } = checkStreamOptions(rawOptions);
   if (typeof after !== 'number') return;
-  const ready = await Promise.race([source.bus.ready.then(() => true), source.closed.then(() => false)]);
-  if (ready) await refusePastEnd(source, after);
+  if (await runtimeStreamsOf(source.closed).readyOrClosed(source.bus.ready))
+    await refusePastEnd(source, after);
 }
 
 /** Each stream's start check, by stream: see `eventStreamStarted`. */

@@ -242,7 +242,7 @@ async function* runStream(
   const { bus } = source;
   let handling: number | undefined;
   try {
-    await Promise.race([bus.ready, source.closed]);
+    await runtimeStreamsOf(source.closed).readyOrClosed(bus.ready);
     if (!(await stream.hold())) return;
     const position = await startPosition(source, stream);
     // Replay up to what was delivered when the subscription started; later events are in the buffer.

@@ -32,6 +32,12 @@ export interface RuntimeStreams {
    * its position was stored), or after `timeoutMs` on `clock`.
    */
   settled(clock: Clock, timeoutMs: number): Promise<void>;
+  /**
+   * Resolves true once `ready` resolved, false once the runtime closed first. Streams wait so at their start: a
+   * `Promise.race` with the runtime-long `closed` promise would hang a reaction on it per stream, kept (with what
+   * it reaches) until the runtime closes.
+   */
+  readyOrClosed(ready: Promise<void>): Promise<boolean>;
   /** Streams open now. */
   readonly size: number;
 }
@@ -45,13 +51,26 @@ interface Tracked {
 /** Create the registry of the runtime whose close resolves `closed`. */
 function createRuntimeStreams(closed: Promise<void>): RuntimeStreams {
   const open = new Set<Tracked>();
+  const waiting = new Set<Deferred<boolean>>();
   let closing = false;
   let isClosed = false;
   void closed.then(() => {
     isClosed = true;
     for (const tracked of [...open]) tracked.stream.closed();
+    for (const waiter of waiting) waiter.resolve(false);
+    waiting.clear();
   });
   return {
+    readyOrClosed(ready) {
+      if (isClosed) return Promise.resolve(false);
+      const waiter = createDeferred<boolean>();
+      waiting.add(waiter);
+      void ready.then(() => {
+        waiting.delete(waiter);
+        waiter.resolve(true);
+      });
+      return waiter.promise;
+    },
     track(stream, consumer) {
       const tracked: Tracked = { stream, consumer, ended: createDeferred<void>() };
       open.add(tracked);

@@ -44,9 +44,15 @@ function trackConnections(server: Server) {
   });
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const { socket } = request;
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    const before = inFlight.get(socket);
+    if (before === undefined) return; // The connection closed already.
+    inFlight.set(socket, before + 1);
     response.once('close', () => {
-      const left = (inFlight.get(socket) ?? 1) - 1;
+      const count = inFlight.get(socket);
+      // A response closes after its connection when the client went away: the connection is gone from the map
+      // then, and must not be put back (it would keep the socket and its last response forever).
+      if (count === undefined) return;
+      const left = count - 1;
       inFlight.set(socket, left);
       // Once closing, a connection whose last response is done is ended (FIN after what was written).
       if (closing && left === 0) socket.end();

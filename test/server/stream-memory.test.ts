@@ -24,9 +24,12 @@ function measureChild(perCycle: number): Promise<{ iterator: number; sse: number
 describe('event streams in memory', () => {
   it('keeps far less heap per stream than a stream held by the runtime when streams open and close in cycles', async () => {
     const kept = await measureChild(300);
-    // Held by a reaction on the runtime-long `closed` promise, each iterator kept ~4 KB and each SSE connection
-    // ~25 KB (issue 22 point 8). What remains here is measured, not yet zero: see the issue.
-    expect(kept.iterator).toBeLessThan(2_000);
-    expect(kept.sse).toBeLessThan(15_000);
+    // Once each iterator kept ~4 KB and each SSE connection ~25 KB (a reaction on the runtime-long `closed`
+    // promise per stream; then ~0.8 KB and ~9.6 KB: a `Promise.race` with `closed` per stream, and the server's
+    // connection map putting back a connection whose response closed after it, with its socket and response).
+    // Now ~0.1 and ~0.3 KB, which is code the engine compiled meanwhile, not per-stream objects: the bounds leave
+    // room for that and fail on either leak.
+    expect(kept.iterator).toBeLessThan(400);
+    expect(kept.sse).toBeLessThan(1_500);
   }, 120_000);
 });
