@@ -76,9 +76,16 @@ export function openWriter(
 ): { writer: FrameWriter; forget: () => void } {
   const { config, streams } = deps;
   const options = shutdownFrame === undefined ? config : { ...config, shutdownFrame };
+  const { outgoing } = c.env;
   const writer = createFrameWriter(stream, options, {
-    disconnect: () => c.env.outgoing?.destroy(),
+    disconnect: () => outgoing?.destroy(),
     onSlowClient: () => streams.countSlowClient(),
+    // The response's writableLength counts its own buffer and its socket's: what the client has not read yet.
+    backlog: () => outgoing?.writableLength ?? 0,
+    onDrain: (listener) => {
+      outgoing?.on('drain', listener);
+      return () => outgoing?.off('drain', listener);
+    },
   });
   const untrack = streams.add({ end: (reason) => writer.end(reason) });
   return {

@@ -7,7 +7,10 @@ export interface FrameWriterOptions {
   readonly clock: Clock;
   /** A comment line this often, so proxies and clients see the stream is alive. */
   readonly heartbeatMs: number;
-  /** Bytes written but not yet taken by the client, at most, before `write` waits. */
+  /**
+   * Bytes this process holds for the client, at most, before `write` waits: frames the stream has not handed on,
+   * and what the connection still buffers (`FrameWriterHooks.backlog`).
+   */
   readonly clientBufferBytes: number;
   /** How long a client may stay above the buffer before it is cut (0: at once). */
   readonly slowClientMs: number;
@@ -21,6 +24,14 @@ export interface FrameWriterHooks {
   readonly disconnect: () => void;
   /** Count the cut. */
   readonly onSlowClient: () => void;
+  /**
+   * Bytes the connection holds that the client has not read yet (the response's and its socket's buffers): the
+   * stream hands a frame on at once, so without this a client that stops reading would make the process buffer
+   * without bound. @default none counted
+   */
+  readonly backlog?: () => number;
+  /** Call `listener` each time the connection's buffer drained; returns how to stop. */
+  readonly onDrain?: (listener: () => void) => () => void;
 }
 
 /** Writes SSE frames to one client with a bounded buffer, heartbeats, and a final frame on shutdown. */
@@ -55,6 +66,7 @@ class PacedWriter implements FrameWriter {
   private heartbeat: Armed | undefined;
   private slowTimer: Armed | undefined;
   private drained: (() => void) | undefined;
+  private readonly unlistenDrain: () => void;
 
   constructor(
     private readonly stream: SSEStreamingApi,
@@ -66,6 +78,7 @@ class PacedWriter implements FrameWriter {
       this.controller.abort();
       this.release();
     });
+    this.unlistenDrain = hooks.onDrain?.(() => this.releaseIfCaughtUp()) ?? (() => undefined);
     this.armHeartbeat();
   }
 
@@ -76,7 +89,7 @@ class PacedWriter implements FrameWriter {
   write(frame: string): Promise<void> {
     if (this.signal.aborted) return Promise.resolve();
     this.send(frame);
-    if (this.pending <= this.options.clientBufferBytes) return Promise.resolve();
+    if (this.caughtUp()) return Promise.resolve();
     if (this.options.slowClientMs === 0) {
       this.cut();
       return Promise.resolve();
@@ -100,7 +113,17 @@ class PacedWriter implements FrameWriter {
   stop(): void {
     if (this.heartbeat !== undefined) this.options.clock.clearTimeout(this.heartbeat.handle);
     this.heartbeat = undefined;
+    this.unlistenDrain();
     this.release();
+  }
+
+  /** True while what the process holds for the client fits its buffer. */
+  private caughtUp(): boolean {
+    return this.pending + (this.hooks.backlog?.() ?? 0) <= this.options.clientBufferBytes;
+  }
+
+  private releaseIfCaughtUp(): void {
+    if (this.caughtUp()) this.release();
   }
 
   /** Hand a frame to the stream and count its bytes until the client took them. */
@@ -109,7 +132,7 @@ class PacedWriter implements FrameWriter {
     this.pending += bytes;
     void this.stream.write(frame).then(() => {
       this.pending -= bytes;
-      if (this.pending <= this.options.clientBufferBytes) this.release();
+      this.releaseIfCaughtUp();
     });
   }
 
@@ -137,7 +160,7 @@ class PacedWriter implements FrameWriter {
     this.heartbeat = {
       handle: clock.setTimeout(() => {
         if (this.signal.aborted) return;
-        if (this.pending <= this.options.clientBufferBytes) this.send(': heartbeat\n\n');
+        if (this.caughtUp()) this.send(': heartbeat\n\n');
         this.armHeartbeat();
       }, heartbeatMs),
     };
