@@ -206,6 +206,7 @@ const run = [
   "bot.on('message'",
   'fakeClock({ now: 0 })',
   'openaiProvider({',
+  'aiSdkProvider({ model: (apiKey, modelId)',
   'runtime.fork(',
   "name: 'refund',",
   'executePlan(',
@@ -281,6 +282,14 @@ describe('README.md blocks, run', () => {
 
   it('runs the providers block: the runtime opens without any key set', childBudget, async () => {
     await runToEnd('openaiProvider({', {
+      epilogue: `assert.equal(runtime.session('telegram:1').status().state, 'idle');
+await runtime.close();
+readme.report({ ok: true });`,
+    });
+  });
+
+  it('runs the AI SDK block: the runtime opens without any key set', childBudget, async () => {
+    await runToEnd('aiSdkProvider({ model: (apiKey, modelId)', {
       epilogue: `assert.equal(runtime.session('telegram:1').status().state, 'idle');
 await runtime.close();
 readme.report({ ok: true });`,
