@@ -38,13 +38,25 @@ export function statusOf(admission: Admission): 'steered' | 'pending' {
   return admission.kind === 'steer' && !admission.alsoQueue ? 'steered' : 'pending';
 }
 
-/** What an arriving message does in `activity` with the session's queue: the pure policy (may refuse it). */
+/** True when a message of `role` may be steered into `run`: every message of the run has that same role. */
+function joinsRun(run: SessionContext['run'], role: string | undefined): boolean {
+  return run === null || run.items.every((item) => item.role === role);
+}
+
+/**
+ * What an arriving message of sender role `role` does in `activity` with the session's queue: the pure policy (may
+ * refuse it). A steer into a run of another authority becomes a followup: a run never takes in a message of
+ * authority other than its own.
+ */
 export function admissionIn(
   activity: SessionActivity,
   context: SessionContext,
   settings: QueueSettings,
+  role?: string,
 ): Admission {
-  return decideAdmission(activity, context.queue.length, settings);
+  const admission = decideAdmission(activity, context.queue.length, settings);
+  if (admission.kind !== 'steer' || joinsRun(context.run, role)) return admission;
+  return decideAdmission(activity, context.queue.length, { ...settings, mode: 'followup' });
 }
 
 /**
@@ -58,10 +70,11 @@ export function durableAdmissionIn(
   context: SessionContext,
   settings: QueueSettings,
   recorded: 'steered' | 'pending',
+  role?: string,
 ): AppliedAdmission {
-  let admission = admissionIn(activity, context, settings);
+  let admission = admissionIn(activity, context, settings, role);
   if (recorded === 'pending' && statusOf(admission) === 'steered')
-    admission = admissionIn(activity, context, { ...settings, mode: 'followup' });
+    admission = admissionIn(activity, context, { ...settings, mode: 'followup' }, role);
   if (admission.kind !== 'reject') return admission;
   const disposition = settings.mode === 'collect' ? 'collected' : 'queued';
   return { kind: 'enqueue', disposition, dropOldest: false, summarize: false };
@@ -73,15 +86,16 @@ export function admissionOf(
   context: SessionContext,
   event: AdmitEvent,
 ): AppliedAdmission {
-  return durableAdmissionIn(activityIn(activity, context), context, event.settings, event.recorded);
+  const { role } = event.item;
+  return durableAdmissionIn(activityIn(activity, context), context, event.settings, event.recorded, role);
 }
 
 /**
  * The decision before the message is durable, from the session as it is now (may refuse it): the same policy the
  * machine applies on ADMIT, so `send()` knows the status to record and refuses before writing.
  */
-export function admissionFor(snapshot: SessionSnapshot, settings: QueueSettings): Admission {
-  return admissionIn(activityOf(snapshot), snapshot.context, settings);
+export function admissionFor(snapshot: SessionSnapshot, settings: QueueSettings, role?: string): Admission {
+  return admissionIn(activityOf(snapshot), snapshot.context, settings, role);
 }
 
 /** The oldest queued message the decision drops for the cap, and its summary when the cap summarizes. */

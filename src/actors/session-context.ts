@@ -16,6 +16,12 @@ export interface QueuedMessage {
   readonly debounceMs: number;
   readonly maxWaitMs: number;
   readonly senderId?: string;
+  /** The sender's name, kept for the line the model sees before the message (with `attribute`). */
+  readonly senderName?: string;
+  /** The sender's role; messages of different roles never share a run (none: the runtime's default role). */
+  readonly role?: string;
+  /** Whether the model sees the sender and role before the message's text. */
+  readonly attribute?: boolean;
   readonly channel?: string;
   readonly thread?: string;
   /** Its content parts (references into the workspace, never bytes). */

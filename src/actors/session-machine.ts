@@ -26,6 +26,7 @@ import {
   pauseRun,
   continueRun,
   settlePausedCall,
+  steerMessageOf,
   unadmittedItem,
   waitingCalls,
 } from './session-pause.js';
@@ -109,8 +110,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       },
       steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;
-        const { messageId, text, parts } = event.item;
-        steerRun(context.run, { messageId, text, ...(parts === undefined ? {} : { parts }) });
+        steerRun(context.run, steerMessageOf(event.item));
       },
       interruptRun: ({ context }) => abortRun(context.run, 'interrupted', 'interrupted by a new message'),
       abortRun: ({ context, event }) => {

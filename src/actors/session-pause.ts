@@ -1,3 +1,4 @@
+import { attributeMessage } from '../policies/sender-prompt.js';
 import type { AbortStatus } from '../runner/run-abort.js';
 import type { SteerMessage } from '../runner/steer-inbox.js';
 import type { RunPaused } from '../runner/run-summary.js';
@@ -59,7 +60,49 @@ export function continueRun(
 
 /** A steer message no turn admitted, as the followup it becomes (never lost). */
 export function unadmittedItem(now: number) {
-  return (message: SteerMessage): QueuedMessage => ({
+  return (message: SteerMessage): QueuedMessage => {
+    // A message this session steered goes back as it was queued (its sender and role), only as a followup now.
+    const queued = queuedOf(message);
+    return queued === undefined
+      ? plainItem(message, now)
+      : { ...queued, mode: 'followup', enqueuedAt: now, debounceMs: 0, maxWaitMs: 0 };
+  };
+}
+
+/**
+ * The queue items behind the steer messages this session handed to its runs (`steerMessageOf`), by identity: the
+ * run hands the same objects back when it never admitted them.
+ */
+const steeredItems = new WeakMap<SteerMessage, QueuedMessage>();
+
+/** The queue item behind a steer message this session handed to its run. */
+function queuedOf(message: SteerMessage): QueuedMessage | undefined {
+  return steeredItems.get(message);
+}
+
+/**
+ * The steer message for a queue item: the text the model sees (with the sender's line when attributed); a message
+ * with a role keeps its item, so a steer the run never admitted returns to the queue with its sender and role.
+ */
+export function steerMessageOf(item: QueuedMessage): SteerMessage {
+  const { parts } = item;
+  const text = item.attribute === true && item.role !== undefined ? attributedText(item) : item.text;
+  const steered: SteerMessage = {
+    messageId: item.messageId,
+    text,
+    ...(parts === undefined ? {} : { parts }),
+  };
+  if (item.role !== undefined) steeredItems.set(steered, item);
+  return steered;
+}
+
+function attributedText(item: QueuedMessage): string {
+  const sender = { id: item.senderId, name: item.senderName, role: item.role ?? '' };
+  return attributeMessage(item.text, sender);
+}
+
+function plainItem(message: SteerMessage, now: number): QueuedMessage {
+  return {
     messageId: message.messageId,
     text: message.text,
     mode: 'followup',
@@ -67,7 +110,7 @@ export function unadmittedItem(now: number) {
     debounceMs: 0,
     maxWaitMs: 0,
     ...(message.parts === undefined ? {} : { parts: message.parts }),
-  });
+  };
 }
 
 /** Only approvals were settled; the pause now waits for tool results alone. */

@@ -1,5 +1,6 @@
 import { composeMessageText, inlineAttachmentsOf } from '../policies/attachment-prompt.js';
 import { buildCollectPrompt, buildDroppedNotice, takeCollectBatch } from '../policies/collect-prompt.js';
+import { attributeMessage } from '../policies/sender-prompt.js';
 import { rememberMessage } from '../policies/dedupe.js';
 import { drainDueAt } from '../policies/drain-timing.js';
 import { keepDropSummary } from '../policies/queue-cap.js';
@@ -57,8 +58,19 @@ export function drainAtFor(context: SessionContext, now: number): number | null 
   });
 }
 
+/**
+ * The text the model sees for one message: with `attribute`, a line the runtime writes naming the sender and role,
+ * then the message escaped so that no line of it passes for such a line (docs/semantics.md, "Authority in group
+ * chats").
+ */
+export function messageTextFor(item: QueuedMessage): string {
+  const text = composeMessageText(item.text, item.parts);
+  if (item.attribute !== true || item.role === undefined) return text;
+  return attributeMessage(text, { id: item.senderId, name: item.senderName, role: item.role });
+}
+
 function promptFor(items: readonly QueuedMessage[], dropped: readonly string[], omitted: number): string {
-  const texts = items.map((item) => ({ text: composeMessageText(item.text, item.parts) }));
+  const texts = items.map((item) => ({ text: messageTextFor(item) }));
   const first = texts[0] as { text: string };
   if (items.length > 1) return buildCollectPrompt(texts, { dropped, droppedOmitted: omitted });
   const notice = buildDroppedNotice(dropped, omitted);
@@ -67,7 +79,7 @@ function promptFor(items: readonly QueuedMessage[], dropped: readonly string[], 
 
 /**
  * Take the next run off the queue: a collect-mode head takes every leading collect message it can merge with
- * (same channel and thread) as ONE run; any other head runs alone.
+ * (same channel, thread and sender role) as ONE run; any other head runs alone.
  */
 export function takeNextRun(context: SessionContext, runId: string, now: number): SessionContext {
   const head = context.queue[0];

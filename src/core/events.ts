@@ -28,6 +28,9 @@ const payloads = {
     mode: z.enum(queueModes),
     disposition: z.enum(dispositions),
     senderId: z.string().optional(),
+    // The sender's name and role (docs/semantics.md, "Authority in group chats"); no role: the default role.
+    senderName: z.string().optional(),
+    senderRole: z.string().optional(),
     channel: z.string().optional(),
   },
   'message.queued': { messageId: z.string(), position: z.number() },

@@ -1,10 +1,11 @@
 /** The first line of a collect run's prompt. */
 export const collectHeader = '[Queued messages while agent was busy]';
 
-/** Where a message came from; messages are merged into one run only when both match. */
+/** Where a message came from and its sender's role; messages are merged into one run only when all match. */
 export interface MessageOrigin {
   readonly channel?: string | undefined;
   readonly thread?: string | undefined;
+  readonly role?: string | undefined;
 }
 
 /** Options of `buildCollectPrompt`. */
@@ -52,9 +53,12 @@ export function summarizeMessage(text: string, max = 160): string {
   return `${line.slice(0, end)}…`;
 }
 
-/** True when two messages share channel and thread, so they may run together. */
+/**
+ * True when two messages share channel, thread and sender role, so they may run together: a run runs with the
+ * authority of its messages, so messages of different authority never share one.
+ */
 export function canMerge(a: MessageOrigin, b: MessageOrigin): boolean {
-  return a.channel === b.channel && a.thread === b.thread;
+  return a.channel === b.channel && a.thread === b.thread && a.role === b.role;
 }
 
 /** Split the queue into the longest prefix that may merge with its first item, and the rest. */

@@ -107,3 +107,14 @@ export {
   publicOnlyPolicy,
 } from './network-address.js';
 export type { AddressKind, FetchPolicy } from './network-address.js';
+export {
+  defaultControlRules,
+  hasAuthority,
+  leastAuthority,
+  mayControl,
+  rankOf,
+  roleToolLayers,
+} from './authority.js';
+export type { Authority, ControlRule, RunAuthority } from './authority.js';
+export { attributeMessage, escapeSenderText, senderPrefix } from './sender-prompt.js';
+export type { SenderAttribution } from './sender-prompt.js';

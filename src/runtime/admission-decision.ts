@@ -1,7 +1,8 @@
-import type { QueuedMessage } from '../actors/session-context.js';
+import type { ActiveRun, QueuedMessage } from '../actors/session-context.js';
 import { admissionFor, statusOf } from '../actors/session-admission.js';
 import type { LiveSession } from '../actors/session-registry.js';
 import type { InboxRecord } from '../ledger/index.js';
+import { mayControl } from '../policies/authority.js';
 import { isDuplicate } from '../policies/dedupe.js';
 import {
   channelOf,
@@ -11,6 +12,22 @@ import {
 } from '../policies/queue-settings.js';
 import type { AdmissionDeps, SendResult } from './admit-message.js';
 import type { InboundMessage } from './inbound-message.js';
+import { checkRole, runAuthorityOf, senderAuthorityOf, type RuntimeAuthority } from './run-authority.js';
+
+/**
+ * The sender fields of a queue item: id, name, and the role (the default role filled in once the application
+ * configured authority), with `attribute` when the model sees who said what.
+ */
+function senderFields(message: InboundMessage, authority: RuntimeAuthority): Partial<QueuedMessage> {
+  const { sender } = message;
+  const role = sender?.role ?? (authority.configured ? authority.defaultRole : undefined);
+  return {
+    ...(sender === undefined ? {} : { senderId: sender.id }),
+    ...(sender?.name === undefined ? {} : { senderName: sender.name }),
+    ...(role === undefined ? {} : { role }),
+    ...(authority.attribution && role !== undefined ? { attribute: true } : {}),
+  };
+}
 
 /** The queue item of an admitted message. */
 export function queuedItem(
@@ -18,6 +35,7 @@ export function queuedItem(
   messageId: string,
   settings: QueueSettings,
   now: number,
+  authority: RuntimeAuthority,
 ): QueuedMessage {
   const mode =
     settings.mode === 'collect' ? 'collect' : settings.mode === 'interrupt' ? 'interrupt' : 'followup';
@@ -28,7 +46,7 @@ export function queuedItem(
     enqueuedAt: now,
     debounceMs: settings.debounceMs,
     maxWaitMs: settings.maxWaitMs,
-    ...(message.sender === undefined ? {} : { senderId: message.sender.id }),
+    ...senderFields(message, authority),
     ...(message.channel === undefined ? {} : { channel: message.channel }),
     ...(message.thread === undefined ? {} : { thread: message.thread }),
   };
@@ -41,6 +59,27 @@ export interface Decided {
   readonly settings: QueueSettings;
   readonly channel: string | undefined;
   readonly record: InboxRecord & { readonly status: 'steered' | 'pending' };
+  /** Its queue item (without stored parts). */
+  readonly item: QueuedMessage;
+}
+
+/**
+ * The settings a message is admitted with once its sender's role is weighed (only with configured authority): a
+ * steer or an interrupt the sender may not do to the active run (`authority.control`) becomes a followup.
+ */
+function settingsFor(
+  authority: RuntimeAuthority,
+  run: ActiveRun | null,
+  message: InboundMessage,
+  settings: QueueSettings,
+): QueueSettings {
+  if (!authority.configured || run === null) return settings;
+  const { mode } = settings;
+  const action = mode === 'interrupt' ? 'interrupt' : mode.startsWith('steer') ? 'steer' : undefined;
+  if (action === undefined) return settings;
+  const actor = senderAuthorityOf(authority, message.sender);
+  if (mayControl(authority, action, actor, runAuthorityOf(authority, run))) return settings;
+  return { ...settings, mode: 'followup' };
 }
 
 /**
@@ -53,6 +92,7 @@ export function decide(
   message: InboundMessage,
   options: QueueSettingsInput,
 ): Decided | SendResult {
+  checkRole(deps.authority, 'send: sender.role', message.sender?.role);
   const now = deps.clock.now();
   const messageId = message.id ?? deps.ids('msg');
   const before = session.actor.getSnapshot();
@@ -62,14 +102,16 @@ export function decide(
   }
   const channel = channelOf(session.key, message.channel);
   const { byChannel } = deps.queueDefaults;
-  const settings = resolveQueueSettings({
+  const resolved = resolveQueueSettings({
     message: options,
     session: before.context.override,
     channel: channel !== undefined && Object.hasOwn(byChannel, channel) ? byChannel[channel] : undefined,
     runtime: deps.queueDefaults,
   });
+  const settings = settingsFor(deps.authority, before.context.run, message, resolved);
   // The machine's own decision on the session as it is now: it says which status to record, or refuses.
-  const admission = admissionFor(before, settings);
+  const item = queuedItem(message, messageId, settings, now, deps.authority);
+  const admission = admissionFor(before, settings, item.role);
   if (admission.kind === 'reject') {
     deps.emit(session, { type: 'message.rejected', messageId, code: admission.code });
     return { messageId, disposition: 'rejected', code: admission.code };
@@ -86,5 +128,5 @@ export function decide(
     ...(channel === undefined ? {} : { channel }),
     ...(message.thread === undefined ? {} : { thread: message.thread }),
   };
-  return { messageId, now, settings, channel, record };
+  return { messageId, now, settings, channel, record, item };
 }

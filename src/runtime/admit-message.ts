@@ -7,9 +7,10 @@ import type { EventInput } from '../core/events.js';
 import type { IdGenerator } from '../core/ids.js';
 import type { InboxRecord, Ledger } from '../ledger/index.js';
 import type { QueueSettingsInput } from '../policies/queue-settings.js';
-import { decide, queuedItem, type Decided } from './admission-decision.js';
+import { decide, type Decided } from './admission-decision.js';
 import type { InboundMessage } from './inbound-message.js';
 import type { MessageAttachments, StoredParts } from './message-attachments.js';
+import type { RuntimeAuthority } from './run-authority.js';
 
 /** What `send()` resolves with. Refusals are answers, not exceptions. */
 export interface SendResult {
@@ -30,6 +31,8 @@ export interface AdmissionDeps {
   readonly emit: (session: LiveSession, event: EventInput) => void;
   readonly queueDefaults: QueueSettingsInput & { readonly byChannel: Record<string, QueueSettingsInput> };
   readonly interruptWaitMs: number;
+  /** The runtime's roles: a message's role is checked, recorded and weighed against the active run. */
+  readonly authority: RuntimeAuthority;
   /** Checks and stores content parts (docs/attachments.md). */
   readonly attachments: MessageAttachments;
   /** Where a failed background write (a cap drop's status) is reported. */
@@ -61,6 +64,16 @@ function storeParts(
     : deps.attachments.store(sessionKey, message.parts);
 }
 
+/** The sender fields of `message.received`: id, name and role as the message's queue item holds them. */
+function senderOf(decided: Decided): { senderId?: string; senderName?: string; senderRole?: string } {
+  const { item } = decided;
+  return {
+    ...(item.senderId === undefined ? {} : { senderId: item.senderId }),
+    ...(item.senderName === undefined ? {} : { senderName: item.senderName }),
+    ...(item.role === undefined ? {} : { senderRole: item.role }),
+  };
+}
+
 /** Emit what became of an admitted message (and of a message the cap dropped for it). */
 function announce(
   deps: AdmissionDeps,
@@ -76,7 +89,7 @@ function announce(
     text: message.text,
     mode: settings.mode,
     disposition: outcome.disposition,
-    ...(message.sender === undefined ? {} : { senderId: message.sender.id }),
+    ...senderOf(decided),
     ...(channel === undefined ? {} : { channel }),
   });
   if (outcome.disposition === 'steered')
@@ -148,7 +161,7 @@ async function admitNow(
   });
   session.actor.send({
     type: 'ADMIT',
-    item: { ...queuedItem(message, messageId, settings, now), ...parts },
+    item: { ...decided.item, ...parts },
     settings,
     recorded: record.status,
     at: now,

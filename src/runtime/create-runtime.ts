@@ -43,6 +43,9 @@ import { createSessionTools, type SessionTools } from './session-tools.js';
 import { beginShutdown, shutdown, type ShutdownSteps } from './shutdown.js';
 import { releaseAfterFailedShutdown } from './shutdown-failure.js';
 import { createMessageAttachments } from './message-attachments.js';
+import { resolveAuthority } from './authority-options.js';
+import { runRoleLayers, type RuntimeAuthority } from './run-authority.js';
+import { resolveToolPolicy } from '../policies/tool-policy.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {
@@ -112,12 +115,17 @@ interface RuntimeBase {
   readonly steps: Omit<ShutdownSteps, 'stopTimers'> & { readonly startRetention: () => () => void };
   /** The cluster side, when the ledger is Postgres (docs/distributed.md). */
   readonly worker: ClusterWorker | undefined;
+  /** The roles of senders and what each may do (docs/semantics.md, "Authority in group chats"). */
+  readonly authority: RuntimeAuthority;
 }
 
 /** Open the ledger, the bus, the lanes and the auth profiles, and build the run services over them. */
 function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
   const { clock } = config;
   const internals = lateBound<RuntimeInternals>('the runtime internals');
+  const authority = resolveAuthority(config.authority);
+  // A role layer with a bad glob or an unknown group throws invalid_input here, not in a run.
+  resolveToolPolicy([], Object.values(authority.tools), config.toolGroups);
   const subagents = openSubagents(config, internals);
   // Bad policy entries throw invalid_input here, at construction, before the ledger opens.
   const sessionTools = createSessionTools({
@@ -142,11 +150,12 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     clock,
     onError,
   });
-  const toolsFor = (sessionKey: string) =>
-    sessionTools.registryFor(
-      live(sessionKey)?.actor.getSnapshot().context.toolPolicy,
-      subagents.layersFor(sessionKey),
-    );
+  // The run's role narrows last: a run has the tools of the least authority among its messages, never more.
+  const toolsFor = (sessionKey: string) => {
+    const context = live(sessionKey)?.actor.getSnapshot().context;
+    const roleLayers = runRoleLayers(authority, context?.run ?? null);
+    return sessionTools.registryFor(context?.toolPolicy, [...subagents.layersFor(sessionKey), ...roleLayers]);
+  };
   const accepting = () => state.closing === undefined;
   const toolByName = (name: string) => sessionTools.byName(name);
   const parts = {
@@ -173,7 +182,8 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
       if (opened.owned) await ledger.close();
     },
   };
-  return { bus, services, profiles, sessionTools, internals, report, steps, worker: opened.worker };
+  const { worker } = opened;
+  return { bus, services, profiles, sessionTools, internals, report, steps, worker, authority };
 }
 
 /** Wire the session side over the base: machine, registry, sweeper, the gate, and the internals handles share. */
@@ -211,6 +221,7 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
       emit: (session, event) => bus.emit(session, event),
       queueDefaults: config.queue,
       interruptWaitMs: config.limits.interruptWaitMs,
+      authority: base.authority,
       onError,
       attachments: createMessageAttachments({
         limits: config.attachments,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { roleNamePattern } from '../core/authority.js';
 import { RuntimeError } from '../core/errors.js';
 import { storableString } from '../core/input-bounds.js';
 import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
@@ -16,8 +17,19 @@ export const inboundMessageSchema = z
     /** The platform's message id; redelivery of an id within 5 minutes is answered `duplicate`. */
     id: wellFormed().min(1).max(256).optional(),
     text: wellFormed().min(1).max(200_000).optional(),
+    /**
+     * Who sent it; `role` is one of the runtime's roles (`authority.roles`, the built-in `owner`, `admin`, `member`,
+     * `guest` by default) and the message runs with at most that authority (none named: `authority.defaultRole`).
+     */
     sender: z
-      .object({ id: wellFormed().min(1).max(256), name: wellFormed().max(256).optional() })
+      .object({
+        id: wellFormed().min(1).max(256),
+        name: wellFormed().max(256).optional(),
+        role: z
+          .string()
+          .regex(roleNamePattern, 'a role is a letter, then letters, digits, _ or -')
+          .optional(),
+      })
       .strict()
       .optional(),
     /** The channel (platform) it came from; defaults to the part of the session key before ':'. */

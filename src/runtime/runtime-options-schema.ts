@@ -9,6 +9,7 @@ import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
 import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
 import { isToolSource, type ToolEntry } from '../tools/tool-source.js';
 import { attachmentsOptionsSchema, workspaceOptionsSchema } from './attachment-options.js';
+import { authorityOptionsSchema } from './authority-options.js';
 import { isToolLike } from './option-keys.js';
 import type { RuntimeOptions } from './runtime-options.js';
 
@@ -140,6 +141,7 @@ const optionsObjectSchema = z
       })
       .strict()
       .prefault({}),
+    authority: authorityOptionsSchema.optional(),
     approvals: z
       .object({ alwaysApprove: z.array(z.string().min(1)).default([]) })
       .strict()

@@ -10,6 +10,7 @@ import type { ModelProvider, ThinkingLevel } from '../providers/model-provider.j
 import type { Compactor } from '../runner/compaction.js';
 import type { ToolEntry } from '../tools/tool-source.js';
 import type { AttachmentsOptions, WorkspaceOptions } from './attachment-options.js';
+import type { AuthorityOptions } from './authority-options.js';
 import { assertNoPrototypeKeys } from './option-keys.js';
 import { runtimeOptionsSchema } from './runtime-options-schema.js';
 import type { PostgresLedgerLocation, SqliteLedgerLocation } from './runtime-ledger-options.js';
@@ -234,6 +235,12 @@ export interface RuntimeOptions {
    * lane, with the parent's tools narrowed. @default { enabled: false, concurrency: 8, maxDepth: 1 }
    */
   subagents?: SubagentOptions | undefined;
+  /**
+   * Roles of the senders in group chats (docs/semantics.md, "Authority in group chats"): the role list (highest
+   * first), the role of a message that names none, tool-policy layers and control rules per role, and whether the
+   * model sees who said what. @default none: messages that name no role are `guest`, no role layer, no sender lines
+   */
+  authority?: AuthorityOptions | undefined;
   /** Which tool calls pause for an operator. @default { alwaysApprove: [] } */
   approvals?: ApprovalOptions | undefined;
   /** Credentials per provider, rotated on failure with cooldowns. @default [] (calls carry no credential) */

@@ -9,6 +9,7 @@ import { createSessionQueue, type QueueItem, type SessionQueue } from './session
 import { sessionSettings } from './session-settings.js';
 import { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
+import { assertMayControl, type Controller } from './control-check.js';
 import type { ToolPolicyLayer } from '../policies/tool-policy.js';
 import { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './tool-decisions.js';
 import type { z } from 'zod';
@@ -29,8 +30,11 @@ export interface Session {
   send(message: InboundMessageInput, options?: QueueSettingsInput): Promise<SendResult>;
   /** `send(text, { mode: 'steer' })`. */
   steer(message: InboundMessageInput): Promise<SendResult>;
-  /** Abort the active run (a plan run or an undo too); resolves whether one was active. */
-  abort(options?: { reason?: string }): Promise<boolean>;
+  /**
+   * Abort the active run (a plan run or an undo too); resolves whether one was active. With `by` (a sender's id and
+   * role) the sender must be allowed to stop the run (`authority.control.stop`), else `forbidden`, nothing aborted.
+   */
+  abort(options?: { reason?: string; by?: Controller }): Promise<boolean>;
   /** Wait for the active run to end. @default timeoutMs 15000 (at least 100) */
   waitForEnd(options?: { timeoutMs?: number }): Promise<WaitResult>;
   /**
@@ -133,7 +137,16 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       return withSession(key, (live) => admitMessage(internals.admission, live, message, settings));
     },
     steer: (input) => session.send(input, { mode: 'steer' }),
-    abort: (options) => abortSession(internals, key, options?.reason ?? 'aborted by the caller'),
+    abort: async (options) => {
+      if (options?.by !== undefined) {
+        const by = options.by;
+        await withSession(key, (live) => {
+          assertMayControl(internals.admission.authority, live, 'stop', by);
+          return Promise.resolve();
+        });
+      }
+      return abortSession(internals, key, options?.reason ?? 'aborted by the caller');
+    },
     async waitForEnd(options) {
       const timeoutMs = parseTimeout(options);
       // Through the gate: a session that is not live yet (startup recovery, hibernated) may hold a paused run.

@@ -8,6 +8,7 @@ import type { SessionPort } from '../runner/session-port.js';
 import type { SubagentParent, SubagentPort, SubagentSpawn } from '../runner/subagent-port.js';
 import type { LateBound } from './late-bound.js';
 import type { RuntimeInternals } from './runtime-internals.js';
+import { runRoleOf } from './run-authority.js';
 import { createSessionHandle } from './session-handle.js';
 
 type RunEnded = EventOf<'run.ended'>;
@@ -20,6 +21,17 @@ export interface SubagentSpawnerDeps {
   readonly maxDepth: number;
   /** The parent session's port (its events go on the parent's numbering). */
   readonly portOf: (sessionKey: string) => SessionPort;
+}
+
+/**
+ * The sender of a child's task: the parent run, with the role it runs with, so the child has no more authority than
+ * its parent (nothing when no message of the parent run named a role).
+ */
+function parentSender(internals: RuntimeInternals, spawn: SubagentSpawn) {
+  const run = internals.registry.live(spawn.parentKey)?.actor.getSnapshot().context.run;
+  const { authority } = internals.admission;
+  const role = run === null || run === undefined ? undefined : runRoleOf(authority, run);
+  return role === undefined ? {} : { sender: { id: spawn.parentRunId, role } };
 }
 
 /**
@@ -44,7 +56,11 @@ async function runChild(
     void child.abort({ reason: `the parent run stopped: ${reason.message}` }).catch(() => undefined);
   };
   try {
-    const sent = await child.send({ id: spawn.toolCallId, text: spawn.task });
+    const sent = await child.send({
+      id: spawn.toolCallId,
+      text: spawn.task,
+      ...parentSender(internals, spawn),
+    });
     const runId = sent.runId;
     if (sent.disposition !== 'started' || runId === undefined) {
       throw new RuntimeError('internal', `subagent ${childKey} did not start (${sent.disposition})`);

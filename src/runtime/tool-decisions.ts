@@ -9,6 +9,7 @@ import { serialize } from '../runner/tool-call.js';
 import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { wellFormed } from './inbound-message.js';
+import { assertMayControl, type Controller } from './control-check.js';
 import { sessionScopeOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
@@ -19,6 +20,7 @@ const approvalSchema = z
     args: z.record(z.string(), z.unknown()).optional(),
     message: wellFormed().max(4000).optional(),
     remember: z.enum(approvalMemories).optional(),
+    by: z.unknown().optional(),
   })
   .strict()
   .refine((input) => (input.decision === 'edit') === (input.args !== undefined), {
@@ -26,26 +28,31 @@ const approvalSchema = z
     path: ['args'],
   });
 
-/** What `approve()` takes. `edit` runs the call with `args`; `reject` feeds `message` back to the model. */
-export type ApprovalInput = z.input<typeof approvalSchema>;
+/**
+ * What `approve()` takes. `edit` runs the call with `args`; `reject` feeds `message` back to the model; `by` names
+ * who decides, checked against `authority.control` (`forbidden` when their role may not).
+ */
+export type ApprovalInput = Omit<z.input<typeof approvalSchema>, 'by'> & { readonly by?: Controller };
 
 const supplySchema = z.union([
-  z.object({ toolCallId: wellFormed().min(1), output: z.unknown() }).strict(),
+  z.object({ toolCallId: wellFormed().min(1), output: z.unknown(), by: z.unknown().optional() }).strict(),
   z
     .object({
       toolCallId: wellFormed().min(1),
       error: z.union([wellFormed().min(1), z.object({ message: wellFormed().min(1) }).strict()]),
+      by: z.unknown().optional(),
     })
     .strict(),
 ]);
 
 /** What `supplyToolResult()` takes: the output of a deferred call, or the error it ended with. */
-export type SupplyInput =
+export type SupplyInput = (
   | { readonly toolCallId: string; readonly output: unknown }
   | {
       readonly toolCallId: string;
       readonly error: string | { readonly message: string };
-    };
+    }
+) & { readonly by?: Controller };
 
 /**
  * Validate a decision before anything reads it: the whole input within the input bounds (nesting, size, no text a
@@ -78,7 +85,8 @@ function waitingCall(
       `${what}: no tool call "${toolCallId}" is waiting in session "${session.key}"`,
     );
   }
-  if (call.needs !== needs) {
+  // A call in doubt takes either answer: a decision (approve runs it again) or the outcome an operator knows.
+  if (call.needs !== needs && call.inDoubt !== true) {
     const instead = call.needs === 'approval' ? 'approve()' : 'supplyToolResult()';
     throw new RuntimeError('invalid_input', `${what}: tool call "${toolCallId}" waits for ${instead}`);
   }
@@ -106,6 +114,8 @@ export async function approveCall(
 ): Promise<void> {
   const request = parse(approvalSchema, 'approve', input);
   const call = waitingCall(session, 'approve', request.toolCallId, 'approval');
+  const action = request.decision === 'edit' ? 'edit' : 'approve';
+  assertMayControl(internals.admission.authority, session, action, request.by);
   if (request.decision === 'edit')
     checkEditedArgs(internals.services.toolsFor(session.key), call.tool, request.args);
   const decision: ApprovalDecision = {
@@ -153,6 +163,7 @@ export async function supplyResult(
 ): Promise<void> {
   const request = parse(supplySchema, 'supplyToolResult', input);
   const call = waitingCall(session, 'supplyToolResult', request.toolCallId, 'deferred');
+  assertMayControl(internals.admission.authority, session, 'supply', request.by);
   const result = suppliedResult(internals.services.toolsFor(session.key), call.tool, request);
   await settleSupplied(sessionScopeOf(internals, session), call, result);
 }
