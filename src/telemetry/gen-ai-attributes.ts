@@ -32,6 +32,10 @@ export const agentlanes = {
   runStatus: 'agentlanes.run.status',
   pausedIn: 'agentlanes.run.paused',
   resumedFrom: 'agentlanes.run.resumed_from',
+  resumeReason: 'agentlanes.run.resume_reason',
+  resumeAttempt: 'agentlanes.run.resume_attempt',
+  /** A run span opened at the first event seen of a run whose start was not seen. */
+  partial: 'agentlanes.run.partial',
   profileId: 'agentlanes.auth_profile.id',
   cost: 'agentlanes.cost',
   messageId: 'agentlanes.message.id',

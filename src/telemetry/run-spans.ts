@@ -5,11 +5,10 @@ import {
   trace,
   type Attributes,
   type Context,
-  type Link,
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import type { EventOf } from '../core/events.js';
+import type { EventOf, RuntimeEvent } from '../core/events.js';
 import {
   agentlanes,
   assistantMessage,
@@ -79,11 +78,15 @@ export class RunSpans {
   }
 
   runResumed(event: EventOf<'run.resumed'>): void {
-    if (event.runId === undefined || this.runs.has(event.runId)) return;
-    const before = this.paused.get(event.runId);
-    this.paused.delete(event.runId);
-    const links: Link[] = before === undefined ? [] : [{ context: before.spanContext() }];
-    this.openRun(event, { [agentlanes.resumedFrom]: event.from }, links);
+    const attributes = defined({
+      [agentlanes.resumedFrom]: event.from,
+      [agentlanes.resumeReason]: event.reason,
+      [agentlanes.resumeAttempt]: event.attempt,
+    });
+    const open = this.run(event.runId);
+    // A run cut by a crash or a worker's death goes on under the same id (here, or on the worker taking over).
+    if (open !== undefined) open.span.addEvent('agentlanes.run.resumed', attributes, timeOf(event.at));
+    else this.openRun(event, attributes);
   }
 
   runPaused(event: EventOf<'run.paused'>): void {
@@ -112,7 +115,7 @@ export class RunSpans {
 
   /** A model call that answered: its span runs from the successful attempt's start to its report. */
   modelCalled(event: EventOf<'cost.updated'>): void {
-    const run = this.run(event.runId);
+    const run = this.runOf(event);
     if (run === undefined) return;
     const span = this.options.tracer.startSpan(
       `chat ${event.model}`,
@@ -146,7 +149,7 @@ export class RunSpans {
   }
 
   toolCalled(event: EventOf<'tool.called'>): void {
-    const run = this.run(event.runId);
+    const run = this.runOf(event);
     if (run === undefined || event.runId === undefined) return;
     const attributes = defined({
       [genAi.operationName]: 'execute_tool',
@@ -175,7 +178,7 @@ export class RunSpans {
   }
 
   compactionStarted(event: EventOf<'compaction.started'>): void {
-    const run = this.run(event.runId);
+    const run = this.runOf(event);
     if (run === undefined || event.runId === undefined) return;
     const span = this.options.tracer.startSpan(
       'agentlanes.compaction',
@@ -217,19 +220,28 @@ export class RunSpans {
     return runId === undefined ? undefined : this.runs.get(runId);
   }
 
-  private openRun(
-    event: EventOf<'run.started'> | EventOf<'run.resumed'>,
-    attributes: Attributes,
-    links: Link[] = [],
-  ): OpenRun | undefined {
+  /**
+   * The run's open span, or one opened now (marked partial) for a run whose start was not seen: tracing began
+   * during it, or the cluster worker tracing before was lost and this one reads on from where it stopped.
+   */
+  private runOf(event: RuntimeEvent): OpenRun | undefined {
+    const open = this.run(event.runId);
+    if (open !== undefined || event.runId === undefined) return open;
+    return this.openRun(event, { [agentlanes.partial]: true });
+  }
+
+  private openRun(event: RuntimeEvent, attributes: Attributes): OpenRun | undefined {
     if (event.runId === undefined) return undefined;
     const { agentName, tracer } = this.options;
+    // A run paused here earlier continues in a new span that links to the one that ended at the pause.
+    const before = this.paused.get(event.runId);
+    this.paused.delete(event.runId);
     const span = tracer.startSpan(
       `invoke_agent ${agentName}`,
       {
         kind: SpanKind.INTERNAL,
         startTime: timeOf(event.at),
-        links,
+        links: before === undefined ? [] : [{ context: before.spanContext() }],
         attributes: {
           [genAi.operationName]: 'invoke_agent',
           [genAi.agentName]: agentName,

@@ -17,6 +17,13 @@ export interface TraceRuntimeOptions {
   readonly recordContent?: boolean;
   /** The agent's name: run spans are `invoke_agent {agentName}`. @default 'agentlanes' */
   readonly agentName?: string;
+  /**
+   * Read the events as this durable consumer (`runtime.events({ consumer })`): in a cluster, where every worker's
+   * `runtime.events()` carries every worker's events, one worker at a time traces the whole cluster (another takes
+   * over if it stops), so each run is traced once, its spans in one trace even when its session moved to another
+   * worker; and after a restart tracing goes on from where it stopped. @default none (events from now on)
+   */
+  readonly consumer?: string;
   /** Told of a failure while tracing (the bot goes on). @default OpenTelemetry's `diag.error` */
   readonly onError?: (error: unknown) => void;
 }
@@ -34,6 +41,7 @@ const optionsSchema = z
       .optional(),
     recordContent: z.boolean().default(false),
     agentName: z.string().min(1).max(200).default('agentlanes'),
+    consumer: z.string().min(1).max(200).optional(),
     onError: z.custom<(error: unknown) => void>((value) => typeof value === 'function').optional(),
   })
   .strict();
@@ -55,14 +63,20 @@ export function traceRuntime(
   if (!parsed.success) {
     throw new RuntimeError('invalid_input', `traceRuntime: ${z.prettifyError(parsed.error)}`);
   }
-  const { recordContent, agentName } = parsed.data;
+  const { recordContent, agentName, consumer } = parsed.data;
   const tracer = parsed.data.tracer ?? trace.getTracer('agentlanes');
   const onError = parsed.data.onError ?? ((error: unknown) => diag.error('agentlanes tracing failed', error));
   const spans = new RunSpans({ tracer, recordContent, agentName });
   const types = recordContent ? [...tracedTypes, 'assistant.delta' as const] : [...tracedTypes];
   const controller = new AbortController();
   const done = (async () => {
-    for await (const event of runtime.events({ after: 'now', types, signal: controller.signal })) {
+    const stream = runtime.events({
+      after: 'now',
+      types,
+      signal: controller.signal,
+      ...(consumer === undefined ? {} : { consumer }),
+    });
+    for await (const event of stream) {
       try {
         follow(spans, event);
       } catch (error) {

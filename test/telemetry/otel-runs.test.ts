@@ -157,6 +157,58 @@ describe('traceRuntime', () => {
     await stop();
   });
 
+  it('ends the run span at an approval pause and links the span that resumes the run to it', async () => {
+    const refund = defineTool({
+      name: 'refund',
+      description: 'refunds an order',
+      risk: 'high',
+      input: z.object({ orderId: z.string() }),
+      execute: () => ({ refunded: true }),
+    });
+    const { h, recorder, stop } = traced(
+      [{ toolCalls: [{ id: 'call-r', name: 'refund', args: { orderId: 'A1' } }] }, { text: 'Refunded.' }],
+      { tools: [refund] },
+    );
+    const chat = h.runtime.session('telegram:1');
+    await chat.send('refund A1');
+    expect(await chat.waitForEnd({ timeoutMs: 60_000 })).toMatchObject({ status: 'paused' });
+    const paused = await recorder.ended('invoke_agent');
+    expect(paused.attributes['agentlanes.run.paused']).toBe('awaiting_approval');
+    expect(paused.events.map((event) => event.name)).toEqual(['agentlanes.approval.requested']);
+    await chat.approve({ toolCallId: 'call-r', decision: 'approve' });
+    expect(await chat.waitForEnd()).toMatchObject({ status: 'ended', run: { status: 'completed' } });
+    const resumed = await recorder.ended('invoke_agent', 2);
+    expect(resumed.links.map((link) => link.context.spanId)).toEqual([paused.spanContext().spanId]);
+    expect(resumed.attributes).toMatchObject({
+      'agentlanes.run.id': paused.attributes['agentlanes.run.id'],
+      'agentlanes.run.resumed_from': 'awaiting_approval',
+      'agentlanes.run.status': 'completed',
+    });
+    expect(named(recorder, 'execute_tool refund').map(parentOf)).toEqual([resumed.spanContext().spanId]);
+    await h.close();
+    await stop();
+  });
+
+  it('opens a partial run span for a run already under way when tracing starts', async () => {
+    const h = createHarness([{ text: 'one two three', tokenDelayMs: 10 }]);
+    const chat = h.runtime.session('telegram:1');
+    await chat.send('hi');
+    await h.clock.advance(10);
+    const recorder = createSpanRecorder();
+    const stop = traceRuntime(h.runtime, { tracer: recorder.provider.getTracer('test') });
+    const ended = chat.waitForEnd();
+    await h.clock.advance(20);
+    await ended;
+    const run = await recorder.ended('invoke_agent');
+    expect(run.attributes).toMatchObject({
+      'agentlanes.run.partial': true,
+      'agentlanes.run.status': 'completed',
+    });
+    expect(named(recorder, 'chat m').map(parentOf)).toEqual([run.spanContext().spanId]);
+    await h.close();
+    await stop();
+  });
+
   it('refuses bad options with invalid_input', () => {
     const h = createHarness([]);
     expect(() => traceRuntime(h.runtime, { tracer: {} as never })).toThrow(
