@@ -1,7 +1,7 @@
 import { createActor } from 'xstate';
 import type { Clock } from '../core/clock.js';
 import { isRuntimeError, type RuntimeError } from '../core/errors.js';
-import type { Ledger, SessionState } from '../ledger/index.js';
+import type { Ledger, RunRecord, SessionState } from '../ledger/index.js';
 import { restoreFailure } from './restore-failure.js';
 import type { ReconcileDefaults } from './session-reconcile.js';
 import { pausedPlanToRestore, type HydrateState } from './session-plan-restore.js';
@@ -21,6 +21,8 @@ export interface RegistryState {
   /** Told about a session that cannot be hydrated because a row of it is corrupt (before its caller is). */
   readonly onCorrupt?: ((error: RuntimeError) => void) | undefined;
   readonly sessions: Map<string, LiveSession>;
+  /** Runs a crash left `running` that the next hydrate of their session resumes, by session key. */
+  readonly resuming: Map<string, RunRecord>;
 }
 
 /** Hydrate the session from the ledger (or create it) and start its actor. */
@@ -28,7 +30,11 @@ export async function loadSession(registry: RegistryState, key: string): Promise
   try {
     const state = await withWaitingRun(registry.ledger, key, await registry.ledger.loadSession(key));
     const plan = await pausedPlanToRestore(registry.ledger, key, state);
-    return registry.sessions.get(key) ?? startOrRefuse(registry, key, { ...state, plan });
+    const live = registry.sessions.get(key);
+    if (live !== undefined) return live;
+    const resume = registry.resuming.get(key);
+    registry.resuming.delete(key);
+    return startOrRefuse(registry, key, { ...state, plan, resume });
   } catch (error) {
     if (isRuntimeError(error, 'ledger_corrupt')) registry.onCorrupt?.(error);
     throw error;

@@ -1,4 +1,4 @@
-import type { Ledger, SessionState } from '../ledger/index.js';
+import type { Ledger, RunRecord, SessionState } from '../ledger/index.js';
 import type { PlanHold, PlanStepWait, SessionContext } from './session-context.js';
 
 /** The plan holds a saved snapshot recorded (none when it has none or is not a session snapshot). */
@@ -20,8 +20,14 @@ async function stepsFromEvents(ledger: Ledger, sessionKey: string, runId: string
   return waiting.map((stepId) => ({ stepId, tool: tools.get(stepId) ?? '' }));
 }
 
-/** What hydrating a session reads from the ledger, with the paused plan run it holds (if any). */
-export type HydrateState = SessionState & { readonly plan?: PlanHold | undefined };
+/**
+ * What hydrating a session reads from the ledger, with the paused plan run it holds (if any) and the run a crash
+ * cut that it resumes (if any).
+ */
+export type HydrateState = SessionState & {
+  readonly plan?: PlanHold | undefined;
+  readonly resume?: RunRecord | undefined;
+};
 
 /**
  * The paused plan run a hydrated session holds, when the ledger's latest paused run of the session is a plan

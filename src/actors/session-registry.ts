@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { RuntimeError } from '../core/errors.js';
-import type { Ledger } from '../ledger/index.js';
+import type { Ledger, RunRecord } from '../ledger/index.js';
 import type { ReconcileDefaults } from './session-reconcile.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';
 import { loadSession, type RegistryState } from './session-hydrate.js';
@@ -26,6 +26,11 @@ export interface SessionRegistry {
   all(): LiveSession[];
   /** The live session, hydrating (or creating) it when needed. */
   acquire(key: string): Promise<LiveSession>;
+  /**
+   * The session's next hydrate holds this run, left `running` by a crash or a dead worker, and resumes it (it
+   * goes on from its last durable boundary, ahead of the session's queued messages).
+   */
+  resumeOnLoad(run: RunRecord): void;
   /** Write a live session's record (override, snapshot, epoch, seq). */
   persist(session: LiveSession): Promise<void>;
   /** Stop an idle session's actor, keeping its snapshot in the ledger. False when it is not idle. */
@@ -52,7 +57,11 @@ export function createSessionRegistry(options: {
   /** Told about a session that cannot be hydrated because a row of it is corrupt (before its caller is). */
   onCorrupt?: (error: RuntimeError) => void;
 }): SessionRegistry {
-  const registry: RegistryState = { ...options, sessions: new Map<string, LiveSession>() };
+  const registry: RegistryState = {
+    ...options,
+    sessions: new Map<string, LiveSession>(),
+    resuming: new Map<string, RunRecord>(),
+  };
   const { ledger, clock, sessions } = registry;
   const loading = new Map<string, Promise<LiveSession>>();
   const suspended = new Map<string, Promise<void>>();
@@ -77,6 +86,7 @@ export function createSessionRegistry(options: {
       }
       return pending;
     },
+    resumeOnLoad: (run) => registry.resuming.set(run.sessionKey, run),
     persist: (session) => ledger.putSession(recordOf(session, clock.now())),
     hibernate: (key) => hibernate(registry, key),
     stopAll: () => stopAll(registry),

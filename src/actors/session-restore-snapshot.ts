@@ -1,6 +1,6 @@
 import type { Snapshot } from 'xstate';
 import { RuntimeError } from '../core/errors.js';
-import type { SessionState } from '../ledger/index.js';
+import type { RunRecord, SessionState } from '../ledger/index.js';
 import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
 import type { PauseContext, SessionContext } from './session-context.js';
 import type { HydrateState } from './session-plan-restore.js';
@@ -67,9 +67,36 @@ export function restorable(
       context: paused,
     } as unknown as Snapshot<unknown>;
   }
+  if (state.resume !== undefined) {
+    // A run a crash cut comes back as a pause that waits for nothing: the session resumes it at once.
+    const resumed = withResumedRun(context, state.resume, defaults, now);
+    const value = 'awaiting_tool_results';
+    return { ...persisted, value, children: {}, context: resumed } as unknown as Snapshot<unknown>;
+  }
   const value =
     isIdleValue(persisted.value) && context.queue.length === 0 ? persisted.value : { idle: 'check' };
   return { ...persisted, value, children: {}, context } as unknown as Snapshot<unknown>;
+}
+
+/** The context of a session whose run a crash cut: the run back in place, waiting for nothing. */
+function withResumedRun(
+  context: SessionContext,
+  run: RunRecord,
+  defaults: ReconcileDefaults,
+  now: number,
+): SessionContext {
+  return {
+    ...context,
+    run: {
+      runId: run.runId,
+      prompt: '',
+      messageIds: run.messageIds,
+      consumedAs: 'consumed',
+      startedAt: run.startedAt,
+      items: [],
+    },
+    pause: { state: 'awaiting_tool_results', calls: [], until: now + defaults.pauseTimeoutMs },
+  };
 }
 
 /** The context of a session whose run is paused: the run back in place, and what it waits for. */
@@ -93,13 +120,14 @@ function withPause(
       items: [],
     },
     pause: {
-      state: waiting.some((call) => call.kind === 'approval' && call.status === 'pending')
+      state: waiting.some((call) => call.kind !== 'deferred' && call.status === 'pending')
         ? 'awaiting_approval'
         : 'awaiting_tool_results',
       calls: waiting.map((call) => ({
         toolCallId: call.toolCallId,
         tool: call.tool,
-        needs: call.kind === 'approval' ? 'approval' : 'deferred',
+        needs: call.kind === 'deferred' ? 'deferred' : 'approval',
+        ...(call.kind === 'in_doubt' ? { inDoubt: true } : {}),
         turn: call.turn,
         position: call.position,
         settled: call.status !== 'pending',

@@ -2,9 +2,10 @@ import type { ApprovalChoice, ApprovalMemory } from '../core/approvals.js';
 
 /**
  * What a call of a paused tool batch is: `ran` already has its result (a sibling that must never run twice),
- * `approval` waits for an operator, `deferred` waits for a result supplied from outside.
+ * `approval` waits for an operator, `deferred` waits for a result supplied from outside, `in_doubt` started before
+ * a crash with no recorded outcome and waits for an operator (approve: run again, reject, or supply the outcome).
  */
-export const toolCallKinds = ['ran', 'approval', 'deferred'] as const;
+export const toolCallKinds = ['ran', 'approval', 'deferred', 'in_doubt'] as const;
 /** The kind of a recorded tool call. */
 export type ToolCallKind = (typeof toolCallKinds)[number];
 

@@ -1,5 +1,6 @@
 import { abortReason } from '../core/clock.js';
 import { toErrorInfo } from '../core/errors.js';
+import { loadCrashResume } from './crash-resume.js';
 import { abortStatusOf } from './run-abort.js';
 import { buildRunContext } from './run-context-builder.js';
 import { isRunPause, type RunContext } from './run-context.js';
@@ -83,6 +84,8 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
 async function continueRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
   const { services, request } = scope;
   const { run } = request;
+  // Still `running` in the ledger: a crash (or a worker's death) cut it, and recovery let it resume.
+  if ((await services.ledger.getRun(run.runId))?.status === 'running') return resumeCrashedRun(scope, lease);
   const loaded = await loadResume(scope.pause, request.sessionKey, run.runId);
   const compensations = await services.ledger.listCompensations(run.runId);
   // Durable before any approved call runs: a crash after a side effect must find the run open (it closes as
@@ -93,6 +96,25 @@ async function continueRun(scope: RunScope, lease: RunLease | undefined): Promis
   const runContext: RunContext = {
     ...buildRunContext(scope, loaded.resume, counters),
     settleResumed: (results) => settleBatch(scope.pause, loaded.batch, results),
+  };
+  return runSegment(scope, runContext, run.startedAt, lease);
+}
+
+/**
+ * Resume a run cut by a crash from its last durable boundary (`run.resumed` is out already, from recovery): the
+ * turn loop goes on from its recorded turns, the cut batch settled first (calls in doubt pause the run again).
+ */
+async function resumeCrashedRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
+  const { services, request } = scope;
+  const { run } = request;
+  const loaded = await loadCrashResume(scope, run.runId);
+  const { text, usage, cost } = loaded.resume;
+  if (loaded.answered) return commitRun(scope, run.startedAt, { status: 'completed', text, usage, cost });
+  const compensations = await services.ledger.listCompensations(run.runId);
+  const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
+  const runContext: RunContext = {
+    ...buildRunContext(scope, loaded.resume, counters),
+    settleResumed: (results) => settleBatch(scope.pause, loaded.records, results),
   };
   return runSegment(scope, runContext, run.startedAt, lease);
 }

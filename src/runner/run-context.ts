@@ -73,10 +73,15 @@ export interface ToolResultDraft {
   readonly isError: boolean;
 }
 
-/** A call of a paused batch on resume: it has its result already, or (approved) it runs now. */
+/**
+ * A call of a paused batch on resume: it has its result already, or (approved) it runs now. A run resumed after a
+ * crash may also hold a call that never started (`run.fresh`: it runs as the model asked, approval gate included)
+ * and a call in doubt (`inDoubt`: it started, its outcome is unknown, and it waits for an operator).
+ */
 export type ResumedCall =
   | { readonly call: ToolCall; readonly result: ToolResultDraft }
-  | { readonly call: ToolCall; readonly run: { readonly args?: unknown } };
+  | { readonly call: ToolCall; readonly run: { readonly args?: unknown; readonly fresh?: boolean } }
+  | { readonly call: ToolCall; readonly inDoubt: true };
 
 /** Where a paused run stood, to continue it. */
 export interface RunResume {
@@ -92,13 +97,18 @@ export interface RunResume {
   readonly cost: number;
   /** The paused batch, in call order. */
   readonly batch: readonly ResumedCall[];
+  /** The next block index, when blocks of an interrupted model call went out. @default counted from `assistantTexts` */
+  readonly blockIndex?: number;
+  /** Positions of the batch already recorded as paused calls (an earlier pause): a new pause updates them. */
+  readonly recorded?: ReadonlySet<number>;
 }
 
 /** A call of a batch that paused the run: it ran already (with its result), or it waits. */
 export interface PausedCall {
   readonly position: number;
   readonly call: ToolCall;
-  readonly kind: 'ran' | 'approval' | 'deferred';
+  /** `in_doubt`: it started before a crash with no recorded outcome; it waits for an operator as an approval does. */
+  readonly kind: 'ran' | 'approval' | 'deferred' | 'in_doubt';
   readonly result?: ToolResultDraft;
 }
 
@@ -111,6 +121,8 @@ export interface RunPause {
   readonly text: string;
   readonly usage: Usage;
   readonly cost: number;
+  /** Positions already recorded (see `RunResume.recorded`). */
+  readonly recorded?: ReadonlySet<number>;
 }
 
 /** True when the turn loop paused instead of ending. */

@@ -24,6 +24,15 @@ export function rejectionContent(message: string | undefined): string {
     : `The operator rejected this call: ${message}`;
 }
 
+/** Why a call is in doubt. */
+const inDoubtReason = 'the process stopped while the call ran: whether it took effect is unknown';
+
+/** What goes back to the model for a call in doubt that an operator rejected (or nobody decided on). */
+export function unknownOutcomeContent(message: string | undefined): string {
+  const note = message === undefined || message.length === 0 ? '' : ` The operator says: ${message}`;
+  return `Error: the outcome of this call is unknown (it was cut off by a restart and not run again).${note}`;
+}
+
 /** The result of a call the run continued without. */
 const expiredApproval: ToolResultDraft = {
   content: 'Error: the approval request expired before an operator answered.',
@@ -54,7 +63,15 @@ export function recordPause(deps: PauseDeps, sessionKey: string, runId: string, 
     ...(entry.result === undefined ? {} : { result: entry.result }),
     requestedAt: at,
   }));
-  deps.write(deps.ledger.putToolCalls(records));
+  const recorded = pause.recorded ?? new Set<number>();
+  const fresh = records.filter((record) => !recorded.has(record.position));
+  if (fresh.length > 0) deps.write(deps.ledger.putToolCalls(fresh));
+  // Calls an earlier pause of this batch recorded (a crash while an approved one ran) wait again as they are.
+  for (const record of records.filter((entry) => recorded.has(entry.position))) {
+    const key = { runId, turn: record.turn, position: record.position };
+    const result = record.result === undefined ? {} : { result: record.result };
+    deps.write(deps.ledger.updateToolCall(key, { status: record.status, ...result }));
+  }
   deps.write(
     deps.ledger.setRunStatus(runId, pause.status, { text: pause.text, usage: pause.usage, cost: pause.cost }),
   );
@@ -62,14 +79,18 @@ export function recordPause(deps: PauseDeps, sessionKey: string, runId: string, 
   for (const entry of pause.calls) {
     if (entry.kind === 'ran') continue;
     const { id: toolCallId, name: tool, args } = entry.call;
+    const inDoubt = entry.kind === 'in_doubt';
+    if (inDoubt) deps.emit({ type: 'tool.in_doubt', runId, toolCallId, tool, args, reason: inDoubtReason });
     deps.emit({
-      type: entry.kind === 'approval' ? 'approval.requested' : 'tool.deferred',
+      type: entry.kind === 'deferred' ? 'tool.deferred' : 'approval.requested',
       runId,
       toolCallId,
       tool,
       args,
     });
-    waiting.push({ toolCallId, tool, needs: entry.kind, turn: pause.turn, position: entry.position });
+    const needs = entry.kind === 'deferred' ? 'deferred' : 'approval';
+    const position = entry.position;
+    waiting.push({ toolCallId, tool, needs, ...(inDoubt ? { inDoubt } : {}), turn: pause.turn, position });
   }
   deps.emit({
     type: 'run.paused',
@@ -94,11 +115,18 @@ function resumedCall(deps: PauseDeps, record: ToolCallRecord): ResumedCall {
     const edited = record.decision?.decision === 'edit' ? { args: record.decision.args } : {};
     return { call, run: edited };
   }
+  const inDoubt = record.kind === 'in_doubt';
   if (record.status === 'rejected') {
-    return { call, result: { content: rejectionContent(record.decision?.message), isError: true } };
+    const message = record.decision?.message;
+    const content = inDoubt ? unknownOutcomeContent(message) : rejectionContent(message);
+    return { call, result: { content, isError: true } };
   }
   if (record.result !== undefined) return { call, result: record.result };
   const base = { runId: record.runId, toolCallId: record.toolCallId, tool: record.tool };
+  if (inDoubt) {
+    deps.emit({ type: 'approval.resolved', ...base, decision: 'expired' });
+    return { call, result: { content: unknownOutcomeContent(undefined), isError: true } };
+  }
   if (record.kind === 'approval') {
     deps.emit({ type: 'approval.resolved', ...base, decision: 'expired' });
     return { call, result: expiredApproval };
@@ -175,7 +203,7 @@ export async function cancelPause(deps: PauseDeps, runId: string): Promise<void>
     if (record.kind === 'ran' || record.status === 'settled') continue;
     const key = { runId, turn: record.turn, position: record.position };
     deps.write(deps.ledger.updateToolCall(key, { status: 'cancelled', resolvedAt: now }));
-    if (record.kind === 'approval' && record.status === 'pending') {
+    if ((record.kind === 'approval' || record.kind === 'in_doubt') && record.status === 'pending') {
       deps.emit({
         type: 'approval.resolved',
         runId,

@@ -18,6 +18,9 @@ export interface PausedCallInfo {
   readonly toolCallId: string;
   readonly tool: string;
   readonly needs: 'approval' | 'deferred';
+  /** A call in doubt after a crash: approved it runs again, rejected the model hears its outcome is unknown, or
+   * its outcome can be supplied. */
+  readonly inDoubt?: boolean;
   /** Where the call is recorded: the run's tool turn and the call's position in it. */
   readonly turn: number;
   readonly position: number;

@@ -17,6 +17,8 @@ export interface BatchEntry {
   readonly options?: ToolCallOptions;
   /** A call that already has its result: nothing runs. */
   readonly result?: ToolResult;
+  /** A call in doubt after a crash: it does not run, it waits for an operator. */
+  readonly inDoubt?: boolean;
 }
 
 /**
@@ -41,6 +43,10 @@ export async function runToolBatch(
       const entry = entries[index] as BatchEntry;
       if (entry.result !== undefined) {
         outcomes[index] = entry.result;
+        continue;
+      }
+      if (entry.inDoubt === true) {
+        outcomes[index] = { call: entry.call, needs: 'in_doubt' };
         continue;
       }
       if (context.signal.aborted) return;

@@ -16,10 +16,13 @@ export interface ToolResult {
   readonly correctable: boolean;
 }
 
-/** A call that cannot run yet: it waits for an operator's approval, or (no `execute`) for a supplied result. */
+/**
+ * A call that cannot run yet: it waits for an operator's approval, or (no `execute`) for a supplied result, or
+ * (`in_doubt`, after a crash) for an operator to say what became of it.
+ */
 export interface PendingCall {
   readonly call: ToolCall;
-  readonly needs: 'approval' | 'deferred';
+  readonly needs: 'approval' | 'deferred' | 'in_doubt';
 }
 
 /** How `executeToolCall` runs a call. */

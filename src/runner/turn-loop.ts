@@ -38,7 +38,10 @@ function startState(context: RunContext): LoopState {
   if (resume !== undefined) {
     return {
       messages: [...resume.messages],
-      runText: { text: resume.text, blockIndex: countBlocks(resume.assistantTexts, context.services.blocks) },
+      runText: {
+        text: resume.text,
+        blockIndex: resume.blockIndex ?? countBlocks(resume.assistantTexts, context.services.blocks),
+      },
       usage: { ...resume.usage },
       compaction: { compactions: 0, truncated: false },
       toolTurns: resume.toolTurns,
@@ -90,8 +93,11 @@ function pauseOf(
           result: { content: outcome.content, isError: outcome.isError },
         },
   );
-  const awaitingApproval = calls.some((call) => call.kind === 'approval');
+  const awaitingApproval = calls.some((call) => call.kind === 'approval' || call.kind === 'in_doubt');
+  // Only the resumed batch may have been recorded before (a later batch of the run is a new tool turn).
+  const recorded = state.toolTurns === context.resume?.toolTurns ? context.resume.recorded : undefined;
   return {
+    ...(recorded === undefined || recorded.size === 0 ? {} : { recorded }),
     status: awaitingApproval ? 'awaiting_approval' : 'awaiting_tool_results',
     turn: state.toolTurns,
     calls,
@@ -117,16 +123,19 @@ async function runBatch(
   return undefined;
 }
 
-/** The batch a paused run continues with: results it has, approved calls to run now. */
+/**
+ * The batch a paused run continues with: results it has, approved calls to run now; after a crash also calls that
+ * never started (they run as the model asked) and calls in doubt (they wait).
+ */
 function resumedEntries(context: RunContext): BatchEntry[] {
-  return (context.resume?.batch ?? []).map((entry) =>
-    'result' in entry
-      ? { call: entry.call, result: { call: entry.call, ...entry.result, correctable: false } }
-      : {
-          call: entry.call,
-          options: { approved: true, ...(entry.run.args === undefined ? {} : { args: entry.run.args }) },
-        },
-  );
+  return (context.resume?.batch ?? []).map((entry): BatchEntry => {
+    if ('result' in entry)
+      return { call: entry.call, result: { call: entry.call, ...entry.result, correctable: false } };
+    if ('inDoubt' in entry) return { call: entry.call, inDoubt: true };
+    if (entry.run.fresh === true) return { call: entry.call };
+    const args = entry.run.args === undefined ? {} : { args: entry.run.args };
+    return { call: entry.call, options: { approved: true, ...args } };
+  });
 }
 
 /**

@@ -8,7 +8,7 @@ import type { GlobalLane } from '../lanes/global-lane.js';
 import type { Ledger } from '../ledger/index.js';
 import type { PostgresLedger } from '../ledger/postgres-ledger.js';
 import type { StepToolRunner } from '../plans/step-jobs.js';
-import { closeCrashedRuns } from '../runner/crash-record.js';
+import { defaultRecoveryPolicy, recoverOpenRuns } from '../runner/crash-record.js';
 import { createEventTail, eventsRing } from './cluster-events.js';
 import { clusterSession, serveForwarded, statusesKind } from './cluster-session.js';
 import type { EventBus } from './event-bus.js';
@@ -103,7 +103,15 @@ function hostOf(
       internals.registry.evict(sessionKey);
       worker.ledger.hold(sessionKey, epoch, workerId);
       const events = internals.bus;
-      await closeCrashedRuns({ ledger: worker.ledger, clock, events, onError }, new Set([sessionKey]));
+      const recovered = await recoverOpenRuns(
+        { ledger: worker.ledger, clock, events, onError },
+        {
+          policy: internals.recovery ?? defaultRecoveryPolicy,
+          reason: 'takeover',
+          only: new Set([sessionKey]),
+        },
+      );
+      for (const run of recovered.resumed) internals.registry.resumeOnLoad(run);
       await internals.registry.acquire(sessionKey);
     },
     serve: (request) => serveForwarded(handleOf, request),

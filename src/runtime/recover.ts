@@ -3,7 +3,12 @@ import type { Clock } from '../core/clock.js';
 import { createDeferred } from '../core/deferred.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
 import { subagentDepth } from '../policies/subagent-policy.js';
-import { closeCrashedRuns } from '../runner/crash-record.js';
+import {
+  closeCrashedRuns,
+  defaultRecoveryPolicy,
+  recoverOpenRuns,
+  type RecoveryPolicy,
+} from '../runner/crash-record.js';
 import type { EventBus } from './event-bus.js';
 
 /**
@@ -23,11 +28,13 @@ async function cancelOrphans(ledger: Ledger, keys: readonly string[], onError: (
 }
 
 /**
- * Startup recovery. Runs a crash left open are closed as `crashed` with the text they had streamed and a
- * `run.ended` event, written in one synchronous stretch so they commit together (a crash during recovery leaves
- * the run open for the next start, never closed without its event); their messages count as consumed. Then every
- * session with messages still to run or a paused run is hydrated, which queues them in their original order and drains. Whatever
- * cannot be read (a corrupt row) is reported and skipped: the other sessions are served.
+ * Startup recovery. Runs a crash left open resume from their last durable boundary (`run.resumed`; their
+ * sessions hold them when hydrated), or, with `recovery.crashedRuns: 'close'`, past their resumes or their age,
+ * are closed as `crashed` with the text they had streamed and a `run.ended` event, written in one synchronous
+ * stretch so they commit together (a crash during recovery leaves the run open for the next start, never closed
+ * without its event); their messages count as consumed. Then every session with a resumed run, messages still to
+ * run or a paused run is hydrated, which queues them in their original order and drains. Whatever cannot be read
+ * (a corrupt row) is reported and skipped: the other sessions are served.
  */
 export async function recoverAtStart(deps: {
   ledger: Ledger;
@@ -37,15 +44,27 @@ export async function recoverAtStart(deps: {
   onError: (error: unknown) => void;
   /** Subagents are enabled: a child session's pending task lost its parent and is cancelled, not run. */
   subagents?: boolean;
+  /** What becomes of runs left open. @default resume, at most twice, runs younger than a day */
+  recovery?: RecoveryPolicy;
 }): Promise<void> {
   const { ledger, bus, registry, onError } = deps;
   bus.seek(await ledger.lastCursor());
-  const crashed = await closeCrashedRuns({ ledger, clock: deps.clock, events: bus, onError });
+  const recovered = await recoverOpenRuns(
+    { ledger, clock: deps.clock, events: bus, onError },
+    { policy: deps.recovery ?? defaultRecoveryPolicy, reason: 'crash' },
+  );
+  for (const run of recovered.resumed) registry.resumeOnLoad(run);
+  const crashed = recovered.sessions;
   const withPending = await ledger.listSessionsWithPending().catch((error: unknown) => {
     onError(error);
     return [] as string[];
   });
-  const orphans = deps.subagents === true ? withPending.filter((key) => subagentDepth(key) > 0) : [];
+  // A child whose run resumes is not an orphan: its run goes on (under its parent's spawn call).
+  const resumedKeys = new Set(recovered.resumed.map((run) => run.sessionKey));
+  const orphans =
+    deps.subagents === true
+      ? withPending.filter((key) => subagentDepth(key) > 0 && !resumedKeys.has(key))
+      : [];
   await cancelOrphans(ledger, orphans, onError);
   const pending = withPending.filter((key) => !orphans.includes(key));
   // Paused runs come back paused (their expiry timers re-armed); they are not crashed.

@@ -7,6 +7,7 @@ import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from './event-bus.js';
 import type { SessionGate } from './session-gate.js';
+import type { RecoveryPolicy } from '../runner/crash-record.js';
 
 /** What session handles share with their runtime: the run services, and the session side of the runtime. */
 export interface RuntimeInternals {
@@ -28,6 +29,8 @@ export interface RuntimeInternals {
   readonly sessionTools: SessionTools;
   /** The plan runs and undos in progress (`abort()` and `close()` reach them). */
   readonly work: RunWork;
+  /** What becomes of runs a crash or a dead worker left open. @default resume (`defaultRecoveryPolicy`) */
+  readonly recovery?: RecoveryPolicy;
 }
 
 /** Throw `runtime_closed` once the runtime stopped taking work. */

@@ -16,6 +16,8 @@ export interface PausedRunInfo {
     readonly toolCallId: string;
     readonly tool: string;
     readonly needs: 'approval' | 'deferred';
+    /** Started before a crash with no recorded outcome: `approve` runs it again, `reject`, or supply its outcome. */
+    readonly inDoubt?: boolean;
   }[];
 }
 
@@ -49,7 +51,12 @@ function pausedInfo(
 ): PausedRunInfo {
   const waiting = calls
     .filter((call) => call.settled !== true)
-    .map(({ toolCallId, tool, needs }) => ({ toolCallId, tool, needs }));
+    .map(({ toolCallId, tool, needs, inDoubt }) => ({
+      toolCallId,
+      tool,
+      needs,
+      ...(inDoubt === true ? { inDoubt } : {}),
+    }));
   return { runId, state, waiting };
 }
 

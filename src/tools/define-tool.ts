@@ -33,6 +33,11 @@ export interface Tool<Input = unknown, Output = unknown> {
    * jitter; for `execute` and `undo` alike, in place of the caller's default (a plan's `retries`).
    */
   readonly retry?: ToolRetry;
+  /**
+   * Running the call twice does no harm (a read, a lookup): a call cut by a crash before its outcome was recorded
+   * runs again on resume. Otherwise such a call is in doubt and waits for an operator.
+   */
+  readonly idempotent?: boolean;
   // Method syntax on purpose: parameters are then checked bivariantly, so a Tool<{ q: string }> fits a Tool[].
   execute?(args: Input, context: ToolContext): Promise<Output> | Output;
   /**
@@ -65,6 +70,8 @@ export interface ToolDefinition<Schema extends z.ZodType, Output> {
   readonly output?: z.ZodType;
   /** Retry an attempt that failed transiently: `{ attempts?: 2, baseMs?: 200 }`. @default the caller's */
   readonly retry?: { readonly attempts?: number; readonly baseMs?: number };
+  /** Safe to run twice: a call a crash cut before its outcome was recorded runs again on resume. @default false */
+  readonly idempotent?: boolean;
   readonly execute?: (args: z.output<Schema>, context: ToolContext) => Promise<Output> | Output;
   /** Compensates a call that succeeded: gets its arguments and output. @default no undo */
   readonly undo?: (args: z.output<Schema>, output: Output, context: ToolContext) => unknown;
@@ -89,6 +96,7 @@ const definitionSchema = z.object({
     })
     .strict()
     .optional(),
+  idempotent: z.boolean().optional(),
   execute: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function').optional(),
   undo: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function').optional(),
 });

@@ -1,0 +1,253 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createRuntime,
+  createSqliteLedger,
+  defineTool,
+  sequentialIds,
+  type RuntimeEvent,
+  type RuntimeOptions,
+} from 'agentlanes';
+import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDb(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-resume-'));
+  dirs.push(dir);
+  return join(dir, 'ledger.db');
+}
+
+// Shared by every "process" of a test: run ids must not repeat across a restart.
+let ids = sequentialIds();
+beforeEach(() => {
+  ids = sequentialIds();
+});
+
+/** How many times each tool started, across every "process" of a test. */
+let starts = new Map<string, number>();
+beforeEach(() => {
+  starts = new Map();
+});
+/** A tool call that never settles: the process is cut while it runs. */
+const hang = new Promise<never>(() => undefined);
+function countingTool(name: string, options: { idempotent?: boolean; hangs?: boolean } = {}) {
+  return defineTool({
+    name,
+    description: `the ${name} tool`,
+    input: z.object({ n: z.number() }),
+    ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
+    execute: async ({ n }) => {
+      starts.set(name, (starts.get(name) ?? 0) + 1);
+      if (options.hangs === true) return hang;
+      return { done: n };
+    },
+  });
+}
+
+type Extra = Pick<RuntimeOptions, 'tools' | 'limits'>;
+
+/**
+ * A "process": a runtime on the file with its own fake clock. `crash()` abandons it as a crash would: its ledger
+ * is closed under it (what was committed stays, nothing more is written), the runtime is never closed.
+ */
+function processOn(path: string, script: ScriptEntry[], now: number, extra: Extra = {}) {
+  const clock = fakeClock({ now });
+  const ledger = createSqliteLedger({ path });
+  const model = scriptedModel(script, { clock });
+  const runtime = createRuntime({
+    ledger,
+    providers: { scripted: model },
+    model: { provider: 'scripted', model: 'm' },
+    queue: { mode: 'followup', debounceMs: 0 },
+    blocks: { minChars: 1, maxChars: 8 },
+    clock,
+    ids,
+    onError: () => undefined,
+    ...extra,
+  });
+  const events: RuntimeEvent[] = [];
+  const stop = new AbortController();
+  const reading = (async () => {
+    for await (const event of runtime.events({ signal: stop.signal })) events.push(event);
+  })();
+  return {
+    runtime,
+    clock,
+    model,
+    events,
+    chat: runtime.session('telegram:1'),
+    async crash() {
+      stop.abort();
+      await reading.catch(() => undefined);
+      await ledger.close();
+    },
+    async close() {
+      const closing = runtime.close();
+      await clock.runAll();
+      await closing;
+      stop.abort();
+      await reading;
+    },
+  };
+}
+
+const ofType = <T extends RuntimeEvent['type']>(events: readonly RuntimeEvent[], type: T) =>
+  events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type);
+
+describe('createRuntime (resume after a crash)', () => {
+  it('resumes a run cut mid-stream under the same run id: the model call is made again and blocks number on', async () => {
+    const path = tempDb();
+    const a = processOn(path, [{ text: 'one two three four five six', tokenDelayMs: 100 }], 0);
+    await a.chat.send({ id: 'm1', text: 'first' });
+    await a.chat.send({ id: 'm2', text: 'second' });
+    await a.clock.advance(250);
+    const blocksBefore = ofType(a.events, 'assistant.block').map((event) => event.index);
+    expect(blocksBefore.length).toBeGreaterThan(0);
+    await a.crash();
+
+    const b = processOn(path, [{ text: 'the whole answer' }, { text: 'answer two' }], 50_000);
+    await b.clock.advance(0);
+    await b.clock.advance(100);
+    const runs = await b.chat.runs();
+    expect(runs.map((run) => [run.runId, run.status, run.messageIds])).toEqual([
+      ['run_1', 'completed', ['m1']],
+      ['run_2', 'completed', ['m2']],
+    ]);
+    expect(runs[0]?.text).toBe('the whole answer');
+    expect(ofType(b.events, 'run.resumed')).toMatchObject([{ runId: 'run_1', attempt: 1, reason: 'crash' }]);
+    // The partial text is not in the prompt: the interrupted call is made again on the durable transcript.
+    expect(b.model.requests[0]?.messages).toEqual([{ role: 'user', content: 'first' }]);
+    // b.events replays the first process's events too: the blocks after the resume number on after its last.
+    const resumedAt = ofType(b.events, 'run.resumed')[0]?.cursor ?? Infinity;
+    const blocks = ofType(b.events, 'assistant.block').filter((event) => event.runId === 'run_1');
+    expect(blocks.filter((event) => event.cursor < resumedAt).map((event) => event.index)).toEqual(
+      blocksBefore,
+    );
+    const after = blocks.filter((event) => event.cursor > resumedAt).map((event) => event.index);
+    expect(after[0]).toBe(Math.max(...blocksBefore) + 1);
+    expect(new Set(blocks.map((event) => event.blockId)).size).toBe(blocks.length);
+    expect(ofType(b.events, 'run.ended').filter((event) => event.status === 'crashed')).toEqual([]);
+    await b.close();
+  });
+
+  it('closes the run crashed once its resumes are spent, and reports it with run.ended', async () => {
+    const path = tempDb();
+    const slow: ScriptEntry = { text: 'never finishes in time', tokenDelayMs: 1000 };
+    const a = processOn(path, [slow], 0);
+    await a.chat.send({ id: 'm1', text: 'first' });
+    await a.clock.advance(10);
+    await a.crash();
+    for (const [attempt, now] of [
+      [1, 10_000],
+      [2, 20_000],
+    ] as const) {
+      const next = processOn(path, [slow], now);
+      await next.clock.advance(10);
+      expect(ofType(next.events, 'run.resumed').at(-1)).toMatchObject({ runId: 'run_1', attempt });
+      await next.crash();
+    }
+    const last = processOn(path, [{ text: 'unused' }], 30_000);
+    await last.clock.advance(0);
+    expect((await last.chat.runs()).map((run) => run.status)).toEqual(['crashed']);
+    expect(ofType(last.events, 'run.resumed')).toHaveLength(2);
+    expect(ofType(last.events, 'run.ended')).toMatchObject([{ runId: 'run_1', status: 'crashed' }]);
+    expect(last.model.requests).toEqual([]);
+    await last.close();
+  });
+
+  it('pauses a run whose tool call was cut in doubt, never starting it again on its own', async () => {
+    const path = tempDb();
+    const tools = [countingTool('pay', { hangs: true })];
+    const a = processOn(path, [{ toolCalls: [{ id: 'c1', name: 'pay', args: { n: 1 } }] }], 0, { tools });
+    await a.chat.send({ id: 'm1', text: 'pay it' });
+    await a.clock.advance(10);
+    expect(starts.get('pay')).toBe(1);
+    await a.crash();
+
+    const b = processOn(path, [{ text: 'unused' }], 50_000, { tools: [countingTool('pay')] });
+    await b.clock.advance(10);
+    expect(starts.get('pay')).toBe(1);
+    expect(b.chat.status()).toMatchObject({ state: 'awaiting_approval', runId: 'run_1' });
+    expect(ofType(b.events, 'tool.in_doubt')).toMatchObject([
+      { runId: 'run_1', toolCallId: 'c1', tool: 'pay' },
+    ]);
+    expect(await b.chat.waitForEnd({ timeoutMs: 100 })).toMatchObject({
+      status: 'paused',
+      waiting: [{ toolCallId: 'c1', needs: 'approval', inDoubt: true }],
+    });
+    await b.crash();
+
+    // It survives a restart still paused; rejecting tells the model the outcome is unknown.
+    const c = processOn(path, [{ text: 'I could not tell whether it was paid.' }], 60_000, {
+      tools: [countingTool('pay')],
+    });
+    await c.clock.advance(0);
+    expect(c.chat.status()).toMatchObject({ state: 'awaiting_approval', runId: 'run_1' });
+    await c.chat.approve({ toolCallId: 'c1', decision: 'reject' });
+    await c.clock.advance(10);
+    expect(starts.get('pay')).toBe(1);
+    const toolMessage = c.model.requests[0]?.messages.at(-1);
+    expect(toolMessage).toMatchObject({ role: 'tool', toolCallId: 'c1' });
+    expect(toolMessage?.content).toContain('outcome of this call is unknown');
+    expect((await c.chat.runs()).map((run) => [run.runId, run.status])).toEqual([['run_1', 'completed']]);
+    await c.close();
+  });
+
+  it('runs an in-doubt call again when an operator approves it, or takes the outcome they supply', async () => {
+    for (const answer of ['approve', 'supply'] as const) {
+      const path = tempDb();
+      const tools = [countingTool('pay', { hangs: true })];
+      const a = processOn(path, [{ toolCalls: [{ id: 'c1', name: 'pay', args: { n: 1 } }] }], 0, { tools });
+      await a.chat.send({ id: 'm1', text: 'pay it' });
+      await a.clock.advance(10);
+      await a.crash();
+      starts.clear();
+      const b = processOn(path, [{ text: 'done' }], 50_000, { tools: [countingTool('pay')] });
+      await b.clock.advance(0);
+      if (answer === 'approve') await b.chat.approve({ toolCallId: 'c1', decision: 'approve' });
+      else await b.chat.supplyToolResult({ toolCallId: 'c1', output: { paid: 'yes' } });
+      await b.clock.advance(10);
+      expect(starts.get('pay')).toBe(answer === 'approve' ? 1 : undefined);
+      const content = b.model.requests[0]?.messages.at(-1)?.content;
+      expect(content).toBe(answer === 'approve' ? '{"done":1}' : '{"paid":"yes"}');
+      expect((await b.chat.runs()).map((run) => run.status)).toEqual(['completed']);
+      await b.close();
+    }
+  });
+
+  it('runs a cut call of an idempotent tool again on its own, and a call that never started once', async () => {
+    const path = tempDb();
+    const script: ScriptEntry[] = [
+      {
+        toolCalls: [
+          { id: 'c1', name: 'lookup', args: { n: 1 } },
+          { id: 'c2', name: 'later', args: { n: 2 } },
+        ],
+      },
+    ];
+    const tools = [countingTool('lookup', { idempotent: true, hangs: true }), countingTool('later')];
+    const a = processOn(path, script, 0, { tools, limits: { parallelToolCalls: 1 } });
+    await a.chat.send({ id: 'm1', text: 'look it up' });
+    await a.clock.advance(10);
+    await a.crash();
+    expect([starts.get('lookup'), starts.get('later')]).toEqual([1, undefined]);
+    starts.clear();
+    const b = processOn(path, [{ text: 'found' }], 50_000, {
+      tools: [countingTool('lookup', { idempotent: true }), countingTool('later')],
+    });
+    await b.clock.advance(10);
+    expect((await b.chat.runs()).map((run) => [run.runId, run.status])).toEqual([['run_1', 'completed']]);
+    expect([starts.get('lookup'), starts.get('later')]).toEqual([1, 1]);
+    expect(b.model.requests[0]?.messages.slice(-2).map((message) => message.content)).toEqual([
+      '{"done":1}',
+      '{"done":2}',
+    ]);
+    await b.close();
+  });
+});
