@@ -13,6 +13,7 @@ export default defineConfig({
       'agentlanes/anthropic': fileURLToPath(new URL('./src/providers/anthropic/index.ts', import.meta.url)),
       'agentlanes/ai-sdk': fileURLToPath(new URL('./src/providers/ai-sdk/index.ts', import.meta.url)),
       'agentlanes/otel': fileURLToPath(new URL('./src/telemetry/index.ts', import.meta.url)),
+      'agentlanes/mcp': fileURLToPath(new URL('./src/tools/mcp/index.ts', import.meta.url)),
       agentlanes: fileURLToPath(new URL('./src/index.ts', import.meta.url)),
     },
   },
