@@ -7,10 +7,23 @@
  * With OPENAI_API_KEY set it answers with gpt-4o-mini; without, a scripted model echoes (no key needed). The ledger
  * is the SQLite file AGENTLANES_DB names, ./agentlanes.db by default.
  */
-import { defineTool, type RuntimeOptions } from 'agentlanes';
-import { openaiProvider } from 'agentlanes/openai';
+import { defineTool, RuntimeError, type ModelProvider, type RuntimeOptions } from 'agentlanes';
 import { scriptedModel } from 'agentlanes/testing';
 import { z } from 'zod';
+
+/** `agentlanes/openai`, loaded only when a key asks for it: `openai` is an optional peer dependency. */
+async function openaiProvider(): Promise<ModelProvider> {
+  try {
+    const openai = await import('agentlanes/openai');
+    return openai.openaiProvider({ baseURL: 'https://api.openai.com/v1' });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new RuntimeError(
+      'invalid_input',
+      'OPENAI_API_KEY is set but the openai package is not installed: run `npm install openai`',
+    );
+  }
+}
 
 const model: Pick<RuntimeOptions, 'providers' | 'model' | 'authProfiles'> = !process.env.OPENAI_API_KEY
   ? {
@@ -22,7 +35,7 @@ const model: Pick<RuntimeOptions, 'providers' | 'model' | 'authProfiles'> = !pro
       model: { provider: 'scripted', model: 'echo' },
     }
   : {
-      providers: { openai: openaiProvider({ baseURL: 'https://api.openai.com/v1' }) },
+      providers: { openai: await openaiProvider() },
       model: { provider: 'openai', model: 'gpt-4o-mini' },
       authProfiles: [{ id: 'oa-1', provider: 'openai', type: 'api_key', secret: { env: 'OPENAI_API_KEY' } }],
     };

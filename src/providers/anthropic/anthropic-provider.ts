@@ -2,7 +2,6 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import { z } from 'zod';
 import { abortReason, maxDurationMs, systemClock, type Clock } from '../../core/clock.js';
 import { RuntimeError } from '../../core/errors.js';
-import { scrubSecrets } from '../../core/scrub-secrets.js';
 import { anthropicInlineCapabilities } from '../../policies/inline-capabilities.js';
 import { createEventFolder, toAnthropicParams } from './anthropic-wire.js';
 import {
@@ -12,7 +11,7 @@ import {
   type ModelProvider,
   type ModelRequest,
 } from '../model-provider.js';
-import { causeMessages, networkCode, parseRetryAfter } from '../transport-errors.js';
+import { causeMessages, networkCode, parseRetryAfter, scrubProviderError } from '../transport-errors.js';
 
 /** Options of `anthropicProvider`. */
 export interface AnthropicProviderOptions {
@@ -146,22 +145,6 @@ function describeFailure(error: unknown, context: FailureContext): ProviderError
   return new ProviderError(`${what}: ${causeMessages(error) || String(error)}`, { code });
 }
 
-const maxMessageLength = 1000;
-
-/** The error with `secret` (in every echoed form) replaced by `***` in message and code, the message capped. */
-function scrub(error: ProviderError, secret: string): ProviderError {
-  const clean = (text: string): string => scrubSecrets(text, [secret]);
-  const message = clean(error.message);
-  const code = error.code === undefined ? undefined : clean(error.code);
-  if (message === error.message && code === error.code && message.length <= maxMessageLength) return error;
-  const capped = message.length <= maxMessageLength ? message : `${message.slice(0, maxMessageLength)}…`;
-  return new ProviderError(capped, {
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(code === undefined ? {} : { code }),
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-  });
-}
-
 async function* streamMessage(
   options: ParsedOptions,
   request: ModelRequest,
@@ -197,7 +180,7 @@ async function* streamMessage(
     folder.end();
   } catch (error) {
     if (signal.aborted) throw abortReason(signal);
-    throw scrub(describeFailure(error, { clock: options.clock, streaming }), secret);
+    throw scrubProviderError(describeFailure(error, { clock: options.clock, streaming }), secret);
   }
 }
 
