@@ -22,8 +22,8 @@ export interface ClusterLaneDeps {
 
 /**
  * Take a slot of `lane` when the cluster has room: under a transaction-scoped advisory lock per lane, slots of
- * dead workers are freed, then the running count and (with a rate) the starts of the window are checked, and the
- * slot and its start are recorded. Returns the slot's token, or how long to wait before trying again.
+ * dead workers are freed, then the running count is checked and the slot recorded. Returns the slot's token, or
+ * how long to wait before trying again.
  */
 async function tryAcquire(
   deps: ClusterLaneDeps,
@@ -43,21 +43,6 @@ async function tryAcquire(
       [lane],
     );
     if ((running.rows[0]?.count ?? 0) >= limits.concurrency) return { waitMs: deps.pollMs };
-    const { rate } = limits;
-    if (rate !== undefined) {
-      await query(`DELETE FROM cluster_lane_starts WHERE lane = $1 AND at <= ${nowMs} - $2`, [
-        lane,
-        rate.intervalMs,
-      ]);
-      const window = await query<{ count: number; first: number | null; now: number }>(
-        `SELECT count(*)::int AS count, min(at) AS first, ${nowMs} AS now FROM cluster_lane_starts WHERE lane = $1`,
-        [lane],
-      );
-      const { count, first, now } = window.rows[0] as { count: number; first: number | null; now: number };
-      if (count >= rate.limit && first !== null)
-        return { waitMs: Math.max(1, first + rate.intervalMs - now) };
-      await query(`INSERT INTO cluster_lane_starts (lane, at) VALUES ($1, ${nowMs})`, [lane]);
-    }
     const token = deps.newToken();
     await query(
       `INSERT INTO cluster_lane_slots (token, lane, worker_id, acquired_at) VALUES ($1, $2, $3, ${nowMs})`,
@@ -65,6 +50,48 @@ async function tryAcquire(
     );
     return { token };
   });
+}
+
+/**
+ * Take one start of `lane`'s request rate for the whole cluster: under an advisory lock per lane, the starts of the
+ * window are counted and this one recorded. Undefined once taken, else how long to wait before trying again.
+ */
+async function tryStart(
+  database: ClusterDatabase,
+  lane: string,
+  rate: LaneRate,
+): Promise<{ waitMs: number } | undefined> {
+  return database.transaction(async (query) => {
+    await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agentlanes:rate:${database.schema}:${lane}`]);
+    await query(`DELETE FROM cluster_lane_starts WHERE lane = $1 AND at <= ${nowMs} - $2`, [
+      lane,
+      rate.intervalMs,
+    ]);
+    const window = await query<{ count: number; first: number | null; now: number }>(
+      `SELECT count(*)::int AS count, min(at) AS first, ${nowMs} AS now FROM cluster_lane_starts WHERE lane = $1`,
+      [lane],
+    );
+    const { count, first, now } = window.rows[0] as { count: number; first: number | null; now: number };
+    if (count >= rate.limit && first !== null) return { waitMs: Math.max(1, first + rate.intervalMs - now) };
+    await query(`INSERT INTO cluster_lane_starts (lane, at) VALUES ($1, ${nowMs})`, [lane]);
+    return undefined;
+  });
+}
+
+/** Take one cluster-wide start of `lane`'s rate for a model request, waiting as long as the window says. */
+async function paceAcrossCluster(
+  deps: ClusterLaneDeps,
+  lane: string,
+  rate: LaneRate,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const { database, doorbell } = await deps.opened();
+  for (;;) {
+    if (signal?.aborted) throw abortReason(signal);
+    const attempt = await tryStart(database, lane, rate);
+    if (attempt === undefined) return;
+    await pause(deps, doorbell, `rate:${lane}`, attempt.waitMs, signal);
+  }
 }
 
 /** Wait `ms`, or less when `ring` rings; rejects when `signal` aborts. */
@@ -126,8 +153,9 @@ export async function holdClusterSlot<T>(
 
 /**
  * The global lane across processes: the local lane first (this process's share and its queue order), then a
- * cluster-wide slot of the same lane (shared or the provider's own), so the concurrency cap and the start rate
- * hold for the whole cluster. A slot held by a worker whose lease ran out is freed by the next worker to ask.
+ * cluster-wide slot of the same lane (shared or the provider's own), so the concurrency cap holds for the whole
+ * cluster; each model request takes its start of the rate locally, then cluster-wide. A slot held by a worker
+ * whose lease ran out is freed by the next worker to ask.
  */
 export function createClusterLane(
   local: GlobalLane,
@@ -144,6 +172,14 @@ export function createClusterLane(
     run<T>(task: () => Promise<T>, runOptions: LaneTaskOptions = {}): Promise<T> {
       const { name, limits } = laneOf(runOptions.provider);
       return local.run(() => holdClusterSlot(deps, name, limits, task, runOptions.signal), runOptions);
+    },
+    pace(provider, paceOptions = {}) {
+      const { name, limits } = laneOf(provider);
+      const localWait = local.pace(provider, paceOptions);
+      const { rate } = limits;
+      if (rate === undefined) return localWait;
+      const across = () => paceAcrossCluster(deps, name, rate, paceOptions.signal);
+      return localWait === undefined ? across() : localWait.then(across);
     },
     stats: () => local.stats(),
     close: () => local.close(),

@@ -11,7 +11,7 @@ export type { LaneRate } from './rate-gate.js';
 export interface ProviderLaneOptions {
   /** Tasks running at once in this provider's lane. @default the shared lane's `concurrency` */
   concurrency?: number | undefined;
-  /** Start-rate limit of this provider's lane. @default no limit */
+  /** Model requests per interval to this provider (taken by `pace`, one per call). @default no limit */
   rate?: LaneRate | undefined;
 }
 
@@ -28,7 +28,7 @@ export interface LaneWaitInfo {
 export interface GlobalLaneOptions {
   /** Tasks running at once in the shared lane. @default 8 */
   concurrency?: number | undefined;
-  /** Start-rate limit of the shared lane. @default no limit */
+  /** Model requests per interval over the shared lane (taken by `pace`, one per call). @default no limit */
   rate?: LaneRate | undefined;
   /** Providers that get their own lane instead of the shared one. @default none */
   perProvider?: Record<string, ProviderLaneOptions> | undefined;
@@ -56,10 +56,27 @@ export interface LaneStats {
   running: number;
 }
 
-/** Caps concurrent model work and its start rate, shared or per provider. */
+/**
+ * Caps runs in flight, shared or per provider, and paces model requests. Two limits, each counted where its
+ * resource is spent: a run holds a concurrency slot for its whole segment (its context, its tools and its stream
+ * live that long), while a provider counts requests, so the rate takes one start per model call (a run of 25 tool
+ * turns takes 26).
+ */
 export interface GlobalLane {
-  /** Run `task` when the lane (the provider's own lane if configured, else the shared one) has room. */
+  /**
+   * Run `task` when the lane (the provider's own lane if configured, else the shared one) has a free slot; the
+   * task holds it until it settles. The rate is not taken here: see `pace`.
+   */
   run<T>(task: () => Promise<T>, options?: LaneTaskOptions): Promise<T>;
+  /**
+   * Take one start of the rate of `provider`'s lane (its own lane if configured, else the shared one) for one
+   * model request: undefined when a start was free now (nothing to await), else a promise that resolves once
+   * one is, in arrival order, or rejects with `signal`'s reason. A wait longer than `warnAfterMs` is reported.
+   */
+  pace(
+    provider: string | undefined,
+    options?: { signal?: AbortSignal; onWaited?: (info: LaneWaitInfo) => void },
+  ): Promise<void> | undefined;
   /** Tasks waiting / running, per lane name ('global' or the provider name). */
   stats(): Record<string, LaneStats>;
   /** Stop intake: new run() calls reject with RuntimeError('runtime_closed'); waits for running tasks to finish; pending tasks still run. */
@@ -109,9 +126,9 @@ const globalLaneOptionsSchema = z.object({
 
 interface Lane {
   readonly name: string;
-  /** Caps how many tasks run at once; a task waiting for the rate holds its slot (it is next to start anyway). */
+  /** Caps how many tasks (runs) run at once. */
   readonly queue: PQueue;
-  /** The start-rate limit, on the injected clock; undefined when the lane has none. */
+  /** The request-rate limit, on the injected clock; undefined when the lane has none. */
   readonly gate: RateGate | undefined;
 }
 
@@ -137,10 +154,24 @@ function createLane(name: string, concurrency: number, rate: LaneRate | undefine
   };
 }
 
-/** Waiting and running counts of a lane; a task waiting for the rate holds a p-queue slot but has not started. */
+/** Waiting and running counts of a lane (runs; requests waiting for the rate are not counted here). */
 function statsOf(lane: Lane): LaneStats {
-  const rateWaiting = lane.gate?.waiting ?? 0;
-  return { pending: lane.queue.size + rateWaiting, running: lane.queue.pending - rateWaiting };
+  return { pending: lane.queue.size, running: lane.queue.pending };
+}
+
+/** Take a start of `lane`'s rate for one request (see `GlobalLane.pace`). */
+function paceIn(
+  lane: Lane,
+  settings: RunSettings,
+  options: { signal?: AbortSignal; onWaited?: (info: LaneWaitInfo) => void },
+): Promise<void> | undefined {
+  const { gate } = lane;
+  if (gate === undefined || gate.tryTake()) return undefined;
+  const enqueuedAt = settings.clock.now();
+  const position = gate.waiting + 1;
+  return gate.take(options.signal).then(() => {
+    reportWait(settings, { lane, enqueuedAt, position }, options.onWaited ?? settings.onWaited);
+  });
 }
 
 /**
@@ -179,7 +210,7 @@ function reportWait(
   }
 }
 
-/** Queue `task` in `lane`: a p-queue slot first, then a start from the rate gate, then the task itself. */
+/** Queue `task` in `lane`: it starts once it has a p-queue slot, and holds it until it settles. */
 function runInLane<T>(
   lane: Lane,
   task: () => Promise<T>,
@@ -188,7 +219,7 @@ function runInLane<T>(
 ): Promise<T> {
   const { signal } = options;
   const enqueuedAt = settings.clock.now();
-  const position = lane.queue.size + (lane.gate?.waiting ?? 0) + 1;
+  const position = lane.queue.size + 1;
   // Only a task that will wait needs its abort wired into p-queue (one controller and listener saved per
   // run on the hot path when the lane has room).
   const willWait = position > 1 || lane.queue.pending >= lane.queue.concurrency;
@@ -197,12 +228,10 @@ function runInLane<T>(
     reportWait(settings, { lane, enqueuedAt, position }, options.onWaited ?? settings.onWaited);
     return task();
   };
-  const { gate } = lane;
   return lane.queue.add(
     () => {
       waiting?.started();
-      // Past p-queue the task may still wait for the rate; the caller's signal aborts that wait.
-      return gate === undefined || gate.tryTake() ? start() : gate.take(signal).then(start);
+      return start();
     },
     { signal: waiting?.signal },
   );
@@ -221,6 +250,8 @@ export function createGlobalLane(options: GlobalLaneOptions): GlobalLane {
     providerLanes.set(name, createLane(name, lane.concurrency ?? concurrency, lane.rate, clock));
   }
   let closing: Promise<void> | undefined;
+  const laneOf = (provider: string | undefined): Lane =>
+    (provider === undefined ? undefined : providerLanes.get(provider)) ?? shared;
 
   return {
     run<T>(task: () => Promise<T>, runOptions: LaneTaskOptions = {}): Promise<T> {
@@ -229,8 +260,12 @@ export function createGlobalLane(options: GlobalLaneOptions): GlobalLane {
       }
       const { provider, signal } = runOptions;
       if (signal?.aborted) return Promise.reject(abortReason(signal));
-      const lane = (provider === undefined ? undefined : providerLanes.get(provider)) ?? shared;
-      return runInLane(lane, task, runOptions, settings);
+      return runInLane(laneOf(provider), task, runOptions, settings);
+    },
+
+    pace(provider, paceOptions = {}) {
+      if (paceOptions.signal?.aborted) return Promise.reject(abortReason(paceOptions.signal));
+      return paceIn(laneOf(provider), settings, paceOptions);
     },
 
     stats(): Record<string, LaneStats> {

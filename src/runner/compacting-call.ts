@@ -1,7 +1,7 @@
 import { RuntimeError, isRuntimeError } from '../core/errors.js';
 import type { ModelMessage } from '../providers/model-provider.js';
 import { truncateToolResults } from './compaction.js';
-import { callModel } from './model-call.js';
+import { callModel, paceRequest } from './model-call.js';
 import type { ModelTurn, RunText } from './model-turn.js';
 import type { RunContext } from './run-context.js';
 
@@ -40,6 +40,8 @@ async function summarize(context: RunContext, prompt: string): Promise<string> {
     messages: [{ role: 'user' as const, content: prompt }],
     tools: [],
   };
+  const paced = paceRequest(context, candidate.providerName);
+  if (paced !== undefined) await paced;
   for await (const part of candidate.provider.stream(request, options)) {
     if (part.type === 'text') text += part.delta;
   }

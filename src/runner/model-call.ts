@@ -157,6 +157,18 @@ async function tryCandidate(
   }
 }
 
+/**
+ * Take the request's start of the global lane's rate (a provider counts requests, so every model call takes one);
+ * undefined when one was free at once. A long wait is reported as `lane.waited`.
+ */
+export function paceRequest(context: RunContext, provider: string): Promise<void> | undefined {
+  const { runId, signal } = context;
+  return context.services.globalLane.pace(provider, {
+    signal,
+    onWaited: (info) => context.emit({ type: 'lane.waited', runId, ...info }),
+  });
+}
+
 /** One attempt with the candidate's current profile; a success clears the profile's failures and reports cost. */
 async function attemptCandidate(
   context: RunContext,
@@ -165,6 +177,8 @@ async function attemptCandidate(
   runText: RunText,
 ): Promise<ModelTurn> {
   const { candidate, profile } = state;
+  const paced = paceRequest(context, candidate.providerName);
+  if (paced !== undefined) await paced;
   const startedAt = context.services.clock.now();
   const turn = await streamModelTurn(context, messages, runText, {
     provider: candidate.provider,

@@ -1,101 +1,96 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeClock } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { RuntimeError } from '../../src/core/errors.js';
-import { createGlobalLane } from '../../src/lanes/global-lane.js';
+import { createGlobalLane, type GlobalLane } from '../../src/lanes/global-lane.js';
 import type { LaneWaitInfo } from '../../src/lanes/global-lane.js';
 
-/** Start `count` tasks that record the fake time they started at and then never finish until released. */
-function startRecorded(run: (task: () => Promise<void>) => Promise<void>, now: () => number, count: number) {
-  const startedAt: number[] = [];
-  const release = createDeferred<void>();
-  const results = Array.from({ length: count }, () =>
-    run(() => {
-      startedAt.push(now());
-      return release.promise;
-    }),
-  );
-  return { startedAt, release: () => release.resolve(), results };
+/** Make `count` model requests through `lane.pace`, each recording the fake time it was let through. */
+function request(lane: GlobalLane, now: () => number, count: number, provider?: string) {
+  const sentAt: number[] = [];
+  const results = Array.from({ length: count }, async () => {
+    const paced = lane.pace(provider);
+    if (paced !== undefined) await paced;
+    sentAt.push(now());
+  });
+  return { sentAt, results };
 }
 
-describe('createGlobalLane start rate', () => {
-  it('starts at most `limit` tasks in any window of intervalMs when starts are spread out', async () => {
+describe('createGlobalLane request rate (pace)', () => {
+  it('lets at most `limit` requests through in any window of intervalMs when they are spread out', async () => {
     const clock = fakeClock();
     const lane = createGlobalLane({ rate: { limit: 2, intervalMs: 1000 }, clock });
-    const startedAt: number[] = [];
-    const run = () =>
-      lane.run(() => {
-        startedAt.push(clock.now());
-        return Promise.resolve();
-      });
-    const results = [run()];
+    const first = request(lane, () => clock.now(), 1);
     await clock.advance(600);
-    results.push(run(), run(), run());
+    const later = request(lane, () => clock.now(), 3);
+    const sentAt = () => [...first.sentAt, ...later.sentAt];
     await clock.advance(0);
-    expect(startedAt).toEqual([0, 600]);
+    expect(sentAt()).toEqual([0, 600]);
     await clock.advance(399);
-    expect(startedAt).toEqual([0, 600]);
+    expect(sentAt()).toEqual([0, 600]);
     await clock.advance(1);
-    expect(startedAt).toEqual([0, 600, 1000]);
+    expect(sentAt()).toEqual([0, 600, 1000]);
     await clock.advance(599);
-    expect(startedAt).toEqual([0, 600, 1000]);
+    expect(sentAt()).toEqual([0, 600, 1000]);
     await clock.advance(1);
-    expect(startedAt).toEqual([0, 600, 1000, 1600]);
-    await Promise.all(results);
+    expect(sentAt()).toEqual([0, 600, 1000, 1600]);
+    await Promise.all([...first.results, ...later.results]);
   });
 
-  it('counts a task waiting for the rate as pending, not running, when it holds a concurrency slot', async () => {
+  it('answers undefined (nothing to await) while a start is free, and counts each request, not each run', async () => {
     const clock = fakeClock();
-    const lane = createGlobalLane({ concurrency: 3, rate: { limit: 1, intervalMs: 1000 }, clock });
-    const tasks = startRecorded(
-      (task) => lane.run(task),
-      () => clock.now(),
-      4,
-    );
+    const lane = createGlobalLane({ concurrency: 1, rate: { limit: 3, intervalMs: 1000 }, clock });
+    const release = createDeferred<void>();
+    const sentAt: number[] = [];
+    // One run holds the lane's only slot and makes four model requests: the fourth waits for the rate.
+    const run = lane.run(async () => {
+      for (let call = 0; call < 4; call++) {
+        const paced = lane.pace(undefined);
+        if (call < 3) expect(paced).toBeUndefined();
+        if (paced !== undefined) await paced;
+        sentAt.push(clock.now());
+      }
+      await release.promise;
+    });
     await clock.advance(0);
-    expect(tasks.startedAt).toEqual([0]);
-    expect(lane.stats()).toEqual({ global: { pending: 3, running: 1 } });
+    expect(sentAt).toEqual([0, 0, 0]);
+    expect(lane.stats()).toEqual({ global: { pending: 0, running: 1 } });
     await clock.advance(1000);
-    expect(tasks.startedAt).toEqual([0, 1000]);
-    expect(lane.stats()).toEqual({ global: { pending: 2, running: 2 } });
-    await clock.advance(1000);
-    // The third starts on the rate; the fourth now waits for a concurrency slot as well.
-    expect(tasks.startedAt).toEqual([0, 1000, 2000]);
-    expect(lane.stats()).toEqual({ global: { pending: 1, running: 3 } });
-    tasks.release();
-    await clock.advance(1000);
-    expect(tasks.startedAt).toEqual([0, 1000, 2000, 3000]);
-    await Promise.all(tasks.results);
+    expect(sentAt).toEqual([0, 0, 0, 1000]);
+    release.resolve();
+    await run;
   });
 
-  it('rejects with the reason and never runs the task when its signal aborts while it waits for the rate', async () => {
+  it('rejects with the reason and lets the next request through when a waiting request is aborted', async () => {
     const clock = fakeClock();
     const lane = createGlobalLane({ rate: { limit: 1, intervalMs: 1000 }, clock });
-    const first = lane.run(() => Promise.resolve('first'));
+    expect(lane.pace(undefined)).toBeUndefined();
     const controller = new AbortController();
     const reason = new RuntimeError('cancelled', 'user sent /stop');
-    const aborted = vi.fn(() => Promise.resolve('never'));
-    const waiting = lane.run(aborted, { signal: controller.signal });
-    const next = lane.run(() => Promise.resolve(clock.now()));
+    const waiting = lane.pace(undefined, { signal: controller.signal });
+    const next = lane.pace(undefined)?.then(() => clock.now());
     await clock.advance(0);
-    expect(lane.stats().global).toEqual({ pending: 2, running: 0 });
-
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
-    expect(lane.stats().global).toEqual({ pending: 1, running: 0 });
     await clock.advance(1000);
-    await expect(first).resolves.toBe('first');
     await expect(next).resolves.toBe(1000);
-    expect(aborted).not.toHaveBeenCalled();
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('leaves no timer behind when the only task waiting for the rate aborts', async () => {
+  it('rejects at once when the signal already aborted', async () => {
     const clock = fakeClock();
     const lane = createGlobalLane({ rate: { limit: 1, intervalMs: 1000 }, clock });
-    await lane.run(() => Promise.resolve());
     const controller = new AbortController();
-    const waiting = lane.run(() => Promise.resolve(), { signal: controller.signal });
+    controller.abort(new Error('gone'));
+    await expect(lane.pace(undefined, { signal: controller.signal })).rejects.toThrow('gone');
+  });
+
+  it('leaves no timer behind when the only request waiting for the rate aborts', async () => {
+    const clock = fakeClock();
+    const lane = createGlobalLane({ rate: { limit: 1, intervalMs: 1000 }, clock });
+    expect(lane.pace(undefined)).toBeUndefined();
+    const controller = new AbortController();
+    const waiting = lane.pace(undefined, { signal: controller.signal });
     await clock.advance(0);
     expect(clock.pendingTimers()).toBe(1);
     controller.abort(new Error('gone'));
@@ -103,34 +98,24 @@ describe('createGlobalLane start rate', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('limits a provider lane by its own rate apart from the shared lane', async () => {
+  it('paces a provider with its own lane by its own rate apart from the shared lane', async () => {
     const clock = fakeClock();
     const lane = createGlobalLane({
       rate: { limit: 1, intervalMs: 1000 },
       perProvider: { openai: { rate: { limit: 2, intervalMs: 500 } } },
       clock,
     });
-    const shared = startRecorded(
-      (task) => lane.run(task),
-      () => clock.now(),
-      2,
-    );
-    const openai = startRecorded(
-      (task) => lane.run(task, { provider: 'openai' }),
-      () => clock.now(),
-      4,
-    );
+    const shared = request(lane, () => clock.now(), 2);
+    const openai = request(lane, () => clock.now(), 4, 'openai');
     await clock.advance(500);
-    expect(shared.startedAt).toEqual([0]);
-    expect(openai.startedAt).toEqual([0, 0, 500, 500]);
+    expect(shared.sentAt).toEqual([0]);
+    expect(openai.sentAt).toEqual([0, 0, 500, 500]);
     await clock.advance(500);
-    expect(shared.startedAt).toEqual([0, 1000]);
-    shared.release();
-    openai.release();
+    expect(shared.sentAt).toEqual([0, 1000]);
     await Promise.all([...shared.results, ...openai.results]);
   });
 
-  it('reports the time spent waiting for the rate and the queue position when it passed warnAfterMs', async () => {
+  it('reports the time a request waited for the rate and its position when it passed warnAfterMs', async () => {
     const clock = fakeClock();
     const waits: LaneWaitInfo[] = [];
     const lane = createGlobalLane({
@@ -139,27 +124,30 @@ describe('createGlobalLane start rate', () => {
       clock,
       onWaited: (info) => waits.push(info),
     });
-    const results = [1, 2, 3].map(() => lane.run(() => Promise.resolve()));
+    const requests = request(lane, () => clock.now(), 3);
     await clock.advance(2000);
-    await Promise.all(results);
+    await Promise.all(requests.results);
     expect(waits).toEqual([
       { lane: 'global', waitedMs: 1000, position: 1 },
       { lane: 'global', waitedMs: 2000, position: 2 },
     ]);
   });
 
-  it('still starts tasks waiting for the rate and then resolves when the lane is closed', async () => {
+  it('reports a wait to the request own onWaited instead of the lane one when it has one', async () => {
     const clock = fakeClock();
-    const lane = createGlobalLane({ rate: { limit: 1, intervalMs: 1000 }, clock });
-    const results = [1, 2, 3].map((value) => lane.run(() => Promise.resolve(value)));
-    let closed = false;
-    const closing = lane.close().then(() => {
-      closed = true;
+    const laneWaits: LaneWaitInfo[] = [];
+    const ownWaits: LaneWaitInfo[] = [];
+    const lane = createGlobalLane({
+      rate: { limit: 1, intervalMs: 1000 },
+      warnAfterMs: 0,
+      clock,
+      onWaited: (info) => laneWaits.push(info),
     });
-    await clock.advance(1999);
-    expect(closed).toBe(false);
-    await clock.advance(1);
-    await closing;
-    await expect(Promise.all(results)).resolves.toEqual([1, 2, 3]);
+    expect(lane.pace(undefined)).toBeUndefined();
+    const waiting = lane.pace(undefined, { onWaited: (info) => ownWaits.push(info) });
+    await clock.advance(1000);
+    await waiting;
+    expect(ownWaits).toEqual([{ lane: 'global', waitedMs: 1000, position: 1 }]);
+    expect(laneWaits).toEqual([]);
   });
 });

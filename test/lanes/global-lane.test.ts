@@ -72,25 +72,28 @@ describe('createGlobalLane', () => {
     await Promise.all(results);
   });
 
-  it('starts at most `limit` tasks per interval on the injected clock when a rate is set', async () => {
+  it('lets `limit` model requests through per interval on the injected clock, not `limit` runs', async () => {
     const clock = fakeClock();
     const lane = createGlobalLane({ rate: { limit: 2, intervalMs: 1000 }, clock });
-    const startedAt: number[] = [];
+    const sentAt: number[] = [];
+    // Six runs start at once (the rate does not hold runs back); each makes one model request.
     const results = Array.from({ length: 6 }, () =>
-      lane.run(() => {
-        startedAt.push(clock.now());
-        return Promise.resolve();
+      lane.run(async () => {
+        const paced = lane.pace(undefined);
+        if (paced !== undefined) await paced;
+        sentAt.push(clock.now());
       }),
     );
     await clock.advance(0);
-    expect(startedAt).toEqual([0, 0]);
-    expect(lane.stats()).toEqual({ global: { pending: 4, running: 0 } });
+    expect(sentAt).toEqual([0, 0]);
+    // Two runs made their request and ended; four run, waiting for theirs (none waits for a slot).
+    expect(lane.stats()).toEqual({ global: { pending: 0, running: 4 } });
     await clock.advance(999);
-    expect(startedAt).toEqual([0, 0]);
+    expect(sentAt).toEqual([0, 0]);
     await clock.advance(1);
-    expect(startedAt).toEqual([0, 0, 1000, 1000]);
+    expect(sentAt).toEqual([0, 0, 1000, 1000]);
     await clock.advance(1000);
-    expect(startedAt).toEqual([0, 0, 1000, 1000, 2000, 2000]);
+    expect(sentAt).toEqual([0, 0, 1000, 1000, 2000, 2000]);
     await Promise.all(results);
     expect(clock.pendingTimers()).toBe(0);
   });
