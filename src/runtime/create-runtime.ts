@@ -198,11 +198,12 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
   });
   const { ledger, clock, onError } = services;
   const subagents = config.subagents.enabled;
+  const recovery = config.recovery;
   const ready = profiles
     .load()
     .then(() =>
       base.worker === undefined
-        ? recoverAtStart({ ledger, clock, bus, registry, onError: report, subagents })
+        ? recoverAtStart({ ledger, clock, bus, registry, onError: report, subagents, recovery })
         : startClusterWorker(base.worker, base.internals.get()),
     );
   // A failed startup (an unreachable ledger) is reported once; every call then rejects with its error.
@@ -214,6 +215,7 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
     registry,
     withSession: createSessionGate(registry, ready),
     ready,
+    recovery,
     admission: {
       clock,
       ids: services.ids,

@@ -141,6 +141,14 @@ const optionsObjectSchema = z
       })
       .strict()
       .prefault({}),
+    recovery: z
+      .object({
+        crashedRuns: z.enum(['resume', 'close']).default('resume'),
+        maxResumes: z.int().min(0).max(100).default(2),
+        maxAgeMs: durationMs().default(86_400_000),
+      })
+      .strict()
+      .prefault({}),
     authority: authorityOptionsSchema.optional(),
     approvals: z
       .object({ alwaysApprove: z.array(z.string().min(1)).default([]) })

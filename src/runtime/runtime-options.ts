@@ -189,6 +189,16 @@ export interface PriceOptions {
   output: number;
 }
 
+/** What becomes of runs a crash left running. */
+export interface RecoveryOptions {
+  /** `resume`: they go on under the same run id; `close`: they are closed `crashed`. @default 'resume' */
+  crashedRuns?: 'resume' | 'close' | undefined;
+  /** Resumes one run may have, across restarts and takeovers. @default 2 */
+  maxResumes?: number | undefined;
+  /** A run that started longer ago than this (by the runtime's clock) is closed instead. @default 86_400_000 */
+  maxAgeMs?: number | undefined;
+}
+
 /** Subagents: children a run spawns with `spawn_subagent`, in their own lane, with narrowed tools. */
 export interface SubagentOptions {
   /** Offer `spawn_subagent` to runs. @default false */
@@ -235,6 +245,13 @@ export interface RuntimeOptions {
    * lane, with the parent's tools narrowed. @default { enabled: false, concurrency: 8, maxDepth: 1 }
    */
   subagents?: SubagentOptions | undefined;
+  /**
+   * What becomes of runs a crash (or a cluster worker's death) left running: they resume from their last durable
+   * boundary, at most `maxResumes` times and while younger than `maxAgeMs`; past that, or with `crashedRuns:
+   * 'close'`, they are closed `crashed` (docs/guarantees.md). @default { crashedRuns: 'resume', maxResumes: 2,
+   * maxAgeMs: 86_400_000 }
+   */
+  recovery?: RecoveryOptions | undefined;
   /**
    * Roles of the senders in group chats (docs/semantics.md, "Authority in group chats"): the role list (highest
    * first), the role of a message that names none, tool-policy layers and control rules per role, and whether the

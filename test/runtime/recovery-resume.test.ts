@@ -50,7 +50,7 @@ function countingTool(name: string, options: { idempotent?: boolean; hangs?: boo
   });
 }
 
-type Extra = Pick<RuntimeOptions, 'tools' | 'limits'>;
+type Extra = Pick<RuntimeOptions, 'tools' | 'limits' | 'recovery'>;
 
 /**
  * A "process": a runtime on the file with its own fake clock. `crash()` abandons it as a crash would: its ledger
@@ -159,6 +159,20 @@ describe('createRuntime (resume after a crash)', () => {
     expect(ofType(last.events, 'run.ended')).toMatchObject([{ runId: 'run_1', status: 'crashed' }]);
     expect(last.model.requests).toEqual([]);
     await last.close();
+  });
+
+  it('closes a run older than maxAgeMs crashed instead of resuming it', async () => {
+    const path = tempDb();
+    const a = processOn(path, [{ text: 'slow words here', tokenDelayMs: 1000 }], 0);
+    await a.chat.send({ id: 'm1', text: 'first' });
+    await a.clock.advance(10);
+    await a.crash();
+    const b = processOn(path, [{ text: 'unused' }], 50_000, { recovery: { maxAgeMs: 49_999 } });
+    await b.clock.advance(0);
+    expect((await b.chat.runs()).map((run) => run.status)).toEqual(['crashed']);
+    expect(ofType(b.events, 'run.resumed')).toEqual([]);
+    expect(b.model.requests).toEqual([]);
+    await b.close();
   });
 
   it('pauses a run whose tool call was cut in doubt, never starting it again on its own', async () => {

@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, createSqliteLedger, sequentialIds, type RuntimeEvent } from 'agentlanes';
+import {
+  createRuntime,
+  createSqliteLedger,
+  sequentialIds,
+  type RuntimeEvent,
+  type RuntimeOptions,
+} from 'agentlanes';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
 
 const dirs: string[] = [];
@@ -53,7 +59,7 @@ async function crashAfter(
 }
 
 /** "Process B": a fresh runtime on the same file, recording every event it replays and emits. */
-function restart(path: string, script: ScriptEntry[]) {
+function restart(path: string, script: ScriptEntry[], recovery?: RuntimeOptions['recovery']) {
   const clock = fakeClock({ now: 50_000 });
   const model = scriptedModel(script, { clock });
   const runtime = createRuntime({
@@ -63,6 +69,7 @@ function restart(path: string, script: ScriptEntry[]) {
     queue: { mode: 'followup', debounceMs: 100 },
     clock,
     ids,
+    ...(recovery === undefined ? {} : { recovery }),
   });
   const events: RuntimeEvent[] = [];
   const stop = new AbortController();
@@ -85,7 +92,7 @@ function restart(path: string, script: ScriptEntry[]) {
 }
 
 describe('createRuntime (recovery on start)', () => {
-  it('closes a crashed run as crashed with its partial text and runs the pending messages in order', async () => {
+  it('closes a crashed run as crashed with its partial text and runs the pending messages in order, with crashedRuns close', async () => {
     const path = tempDb();
     await crashAfter(path, [{ text: 'one two three four', tokenDelayMs: 100 }], async (send, advance) => {
       await send('a', 'first');
@@ -93,7 +100,7 @@ describe('createRuntime (recovery on start)', () => {
       await send('c', 'third');
       await advance(150); // 'one' and ' two' streamed, the run is still open
     });
-    const b = restart(path, [{ text: 'answer b' }, { text: 'answer c' }]);
+    const b = restart(path, [{ text: 'answer b' }, { text: 'answer c' }], { crashedRuns: 'close' });
     const chat = b.runtime.session('telegram:1');
     await b.clock.advance(0);
     const runs = await chat.runs();

@@ -81,7 +81,7 @@ describe('run commit', () => {
     await h.close();
   });
 
-  it('leaves the run open for the next start to close as crashed when its failure cannot be written either', async () => {
+  it('leaves the run open for the next start when its failure cannot be written either: its recorded answer completes it', async () => {
     const ledger = failingLedger({ failCloses: 2 });
     const h = createHarness([{ text: 'first' }], { ledger, onError: () => undefined });
     const chat = h.runtime.session('chat:1');
@@ -91,7 +91,9 @@ describe('run commit', () => {
     await h.close();
     const restarted = createHarness([], { ledger: Object.getPrototypeOf(ledger) as Ledger });
     await restarted.runtime.session('chat:1').waitForEnd({ timeoutMs: 10 });
-    expect(await ledger.getRun('run_1')).toMatchObject({ status: 'crashed' });
+    // The resume finds the run's answer recorded whole: it is closed completed, with no model call made again.
+    expect(await ledger.getRun('run_1')).toMatchObject({ status: 'completed', text: 'first' });
+    expect(restarted.of('run.resumed')).toMatchObject([{ runId: 'run_1', attempt: 1, reason: 'crash' }]);
     await restarted.close();
   });
 });
