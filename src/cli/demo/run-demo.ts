@@ -1,6 +1,6 @@
 import { seededRandom } from '../../core/ids.js';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { createSqliteLedger } from '../../ledger/sqlite-ledger.js';
 import type { Runtime } from '../../runtime/create-runtime.js';
 import { createDemoRuntime } from './demo-runtime.js';
@@ -146,7 +146,18 @@ function report(output: CommandOutput, path: string, log: ChannelLog, table: str
   for (const line of log.waits) output.write(`${line}\n`);
   for (const line of table) output.write(`${line}\n`);
   if (lost.length > 0) output.write(`lost messages: ${lost.join(', ')}\n`);
-  output.write(`\nrecorded in ${path}; try: npx agentlanes replay demo:user-01 --db ${path}\n`);
+  output.write(`\nrecorded in ${path}; try: ${cliCommand()} replay demo:user-01 --db ${path}\n`);
+}
+
+/**
+ * How to run this CLI again from where the user is: `npx agentlanes` once the package is installed as a
+ * dependency, else (`npm start` in a clone of the repository, where npx would look for the package on the
+ * registry) node and the path of the script that runs now.
+ */
+export function cliCommand(script: string | undefined = process.argv[1]): string {
+  if (script === undefined || script.split(sep).includes('node_modules')) return 'npx agentlanes';
+  const path = relative(process.cwd(), script);
+  return `node ${path.includes(' ') ? JSON.stringify(path) : path}`;
 }
 
 /**
