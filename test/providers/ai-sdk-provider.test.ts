@@ -149,6 +149,29 @@ describe('aiSdkProvider with @ai-sdk/openai', () => {
     ]);
   });
 
+  it('sends inline attachments as the vendor content parts after the text', async () => {
+    server.enqueue(openaiText('a cat'));
+    const data = Buffer.from('fake png bytes').toString('base64');
+    const { error } = await call(openai(), {
+      ...request,
+      messages: [
+        {
+          role: 'user',
+          content: 'what is this?',
+          attachments: [{ kind: 'image', mediaType: 'image/png', name: 'cat.png', sha256: 'x', data }],
+        },
+      ],
+    });
+    expect(error).toBeUndefined();
+    expect((lastBody()['messages'] as unknown[]).at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'what is this?' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } },
+      ],
+    });
+  });
+
   it('maps a 429 to status, code and Retry-After (seconds, HTTP date, and -ms)', async () => {
     const clock = fakeClock({ now: Date.parse('2026-01-01T00:00:00Z') });
     server.enqueue(
