@@ -38,6 +38,7 @@ export function buildRunContext(
     },
     ...(resume === undefined ? {} : { resume }),
     emit: (event) => port.emit(scrubEventError(event, scrub)),
+    ...(port.durable === undefined ? {} : { durable: () => port.durable?.() ?? Promise.resolve() }),
     setPhase: request.setPhase,
     recordTurn: (draft) => {
       const turn = scrubErrorTurn(draft, scrub);

@@ -51,6 +51,8 @@ export interface RunContext {
   /** Set when the run continues after a pause: where it stood and how its paused batch was settled. */
   readonly resume?: RunResume;
   emit(event: EventInput): void;
+  /** Resolves once the run's events so far are recorded. @default resolves at once */
+  durable?(): Promise<void>;
   setPhase(phase: RunPhase): void;
   recordTurn(turn: TurnDraft): void;
   /** Record the compensation of a call that succeeded with a tool that has `undo`. */

@@ -9,4 +9,6 @@ export interface SessionPort {
   readonly key: string;
   /** Stamp, record and deliver one of the run's events on this session (its pause or end once adopted). */
   emit(event: EventInput): void;
+  /** Resolves once every event emitted so far is recorded (a call's start is durable before it runs). */
+  durable?(): Promise<void>;
 }

@@ -95,6 +95,9 @@ export async function executeToolCall(
     return { call, needs: 'approval' };
   }
   called();
+  // At most once: its start is recorded before it can take effect, so a crash from here on leaves it in doubt
+  // (never run again on its own) instead of looking as if it never started. An idempotent tool needs no wait.
+  if (tool.idempotent !== true) await context.durable?.();
   return runToolCall(context, tool, call, resolved.args);
 }
 

@@ -55,7 +55,11 @@ function sessionPortOf(parts: RunServiceParts, sessionKey: string): SessionPort 
         parts.onError(new Error(`event ${event.type} for session "${sessionKey}", which is not live`)),
     };
   }
-  return { key: sessionKey, emit: (event) => parts.bus.emit(live, event, { untilAdopted: true }) };
+  return {
+    key: sessionKey,
+    emit: (event) => parts.bus.emit(live, event, { untilAdopted: true }),
+    durable: () => parts.bus.flushed(),
+  };
 }
 
 /** Build the one `RunServices` bag of a runtime. */

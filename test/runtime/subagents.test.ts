@@ -162,7 +162,7 @@ describe('subagents', () => {
     ]);
   });
 
-  it('records both runs crashed, the child naming its parent run, and cancels a child still queued, after a crash', async () => {
+  it('records both runs crashed, the child naming its parent run, and cancels a child still queued, after a crash (crashedRuns close)', async () => {
     const path = tempLedgerPath('subagents');
     const started = createDeferred<void>();
     const hold = defineTool({
@@ -207,6 +207,7 @@ describe('subagents', () => {
       providers: { scripted: model },
       model: { provider: 'scripted', model: 'm' },
       subagents: { enabled: true },
+      recovery: { crashedRuns: 'close' },
       clock,
       ids,
     });
