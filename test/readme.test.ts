@@ -64,6 +64,7 @@ function typeCheck(files: ReadonlyMap<string, string>): string[] {
       'agentlanes/openai': ['./src/providers/openai/index.ts'],
       'agentlanes/anthropic': ['./src/providers/anthropic/index.ts'],
       'agentlanes/ai-sdk': ['./src/providers/ai-sdk/index.ts'],
+      'agentlanes/mcp': ['./src/tools/mcp/index.ts'],
     },
   };
   const host = ts.createCompilerHost(options);
@@ -193,6 +194,11 @@ const notRun: ReadonlyArray<{ readonly marker: string; readonly reason: string }
     reason: 'clones, builds and packs the package: minutes of build, and a network fetch',
   },
   { marker: 'pdfBytes', reason: 'downloads from a public host; test/attachments runs url parts on loopback' },
+  {
+    marker: '@modelcontextprotocol/server-filesystem',
+    reason:
+      'fetches a server from npm and reaches a remote one; test/tools/mcp-* and test/examples run mcpTools locally',
+  },
   {
     marker: 'postgres://bot@db',
     reason: 'needs a Postgres server named db; test/cluster runs the same options',
