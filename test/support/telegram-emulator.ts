@@ -24,6 +24,8 @@ export interface UserMessage {
   /** A forum topic (supergroup thread). */
   readonly threadId?: number;
   readonly userId?: number;
+  /** The sender's first name. @default 'User' */
+  readonly userName?: string;
   /** A document sent with the message (the text becomes its caption). */
   readonly document?: { readonly name: string; readonly mediaType: string; readonly content: string };
 }
@@ -35,6 +37,13 @@ interface StoredFile {
 }
 
 type Update = { update_id: number; message: Record<string, unknown> };
+
+/** An administrator of a group chat, as the test sets it: the creator (owner) or an appointed administrator. */
+export interface ChatAdministrator {
+  readonly userId: number;
+  readonly name: string;
+  readonly status: 'creator' | 'administrator';
+}
 
 /** How a failing Bot API answers: HTTP 500, a connection reset mid-request, or a body that is not JSON. */
 export type ApiFailure = 'http-500' | 'reset' | 'malformed-json';
@@ -115,6 +124,11 @@ export interface TelegramEmulator {
   readonly apiRoot: string;
   readonly token: string;
   readonly botId: number;
+  /**
+   * Set a group chat's administrators (a chat with a negative id is a group), as getChatAdministrators answers
+   * them; a private chat has none (Telegram refuses the call there).
+   */
+  setAdministrators(chatId: number, administrators: readonly ChatAdministrator[]): void;
   /** A user writes in a chat: queued for getUpdates. Returns the update (to deliver again, `redeliver`). */
   userSends(message: UserMessage): Update;
   /** Deliver an update again under a new update id, as after a lost acknowledgement. */
@@ -184,7 +198,14 @@ export async function startTelegramEmulator(
     return update;
   };
 
-  const methods = createMethods({ botId, chatOf, files, nextId: () => nextMessageId++ });
+  const administrators = new Map<number, readonly ChatAdministrator[]>();
+  const methods = createMethods({
+    botId,
+    chatOf,
+    files,
+    administrators,
+    nextId: () => nextMessageId++,
+  });
 
   async function getUpdates(body: Record<string, unknown>, response: ServerResponse): Promise<void> {
     const offset = Number(body.offset ?? 0);
@@ -277,6 +298,9 @@ export async function startTelegramEmulator(
     apiRoot: `http://127.0.0.1:${port}`,
     token,
     botId,
+    setAdministrators(chatId, list) {
+      administrators.set(chatId, [...list]);
+    },
     userSends(message) {
       const messageId = nextMessageId++;
       const stored: ChatMessage = {
@@ -288,7 +312,7 @@ export async function startTelegramEmulator(
         edits: 0,
       };
       chatOf(message.chatId).push(stored);
-      const wire = wireMessage(stored, message.userId ?? message.chatId);
+      const wire = wireMessage(stored, message.userId ?? message.chatId, message.userName);
       const { document } = message;
       if (document === undefined) return queue(wire);
       const fileId = `file-${messageId}`;
@@ -333,15 +357,19 @@ const notModified =
 const notFound = { ok: false as const, error_code: 404, description: 'Not Found: method not found' };
 
 /** A user's message as Telegram sends it in an update. */
-function wireMessage(message: ChatMessage, userId: number): Record<string, unknown> {
+function wireMessage(message: ChatMessage, userId: number, userName = 'User'): Record<string, unknown> {
   const isTopic = message.threadId !== undefined;
+  // Telegram gives groups negative ids; a forum topic is in a supergroup.
+  const chat = isTopic
+    ? { id: message.chatId, type: 'supergroup', title: 'group', is_forum: true }
+    : message.chatId < 0
+      ? { id: message.chatId, type: 'supergroup', title: 'group' }
+      : { id: message.chatId, type: 'private', first_name: userName };
   return {
     message_id: message.messageId,
     date: 1_700_000_000,
-    chat: isTopic
-      ? { id: message.chatId, type: 'supergroup', title: 'group', is_forum: true }
-      : { id: message.chatId, type: 'private', first_name: 'User' },
-    from: { id: userId, is_bot: false, first_name: 'User' },
+    chat,
+    from: { id: userId, is_bot: false, first_name: userName },
     text: message.text,
     // Telegram tags a leading command; the Chat SDK's adapter routes a message by this tag.
     ...(commandEntities(message.text).length === 0 ? {} : { entities: commandEntities(message.text) }),
@@ -356,6 +384,7 @@ function createMethods(deps: {
   botId: number;
   chatOf: (chatId: number) => ChatMessage[];
   files: ReadonlyMap<string, StoredFile>;
+  administrators: ReadonlyMap<number, readonly ChatAdministrator[]>;
   nextId: () => number;
 }): Record<string, (body: Record<string, unknown>) => Result> {
   const { botId, chatOf } = deps;
@@ -420,7 +449,36 @@ function createMethods(deps: {
       };
       return { ok: true, result };
     },
+    getChatAdministrators(body) {
+      const chatId = Number(body.chat_id);
+      if (!Number.isFinite(chatId)) return badRequest('Bad Request: chat not found');
+      if (chatId > 0) return badRequest('Bad Request: there are no administrators in the private chat');
+      const list = deps.administrators.get(chatId) ?? [];
+      return { ok: true, result: list.map(chatMemberOf) };
+    },
     setMyCommands: () => ({ ok: true, result: true }),
     close: () => ({ ok: true, result: true }),
+  };
+}
+
+/** A ChatMember object as getChatAdministrators returns it (ChatMemberOwner or ChatMemberAdministrator). */
+function chatMemberOf(administrator: ChatAdministrator): Record<string, unknown> {
+  const user = { id: administrator.userId, is_bot: false, first_name: administrator.name };
+  if (administrator.status === 'creator') return { status: 'creator', user, is_anonymous: false };
+  return {
+    status: 'administrator',
+    user,
+    can_be_edited: false,
+    is_anonymous: false,
+    can_manage_chat: true,
+    can_delete_messages: true,
+    can_manage_video_chats: false,
+    can_restrict_members: true,
+    can_promote_members: false,
+    can_change_info: false,
+    can_invite_users: true,
+    can_post_stories: false,
+    can_edit_stories: false,
+    can_delete_stories: false,
   };
 }

@@ -1,5 +1,6 @@
-import type { Adapter, Chat, Message, SlashCommandEvent, Thread } from 'chat';
+import type { Adapter, Author, Chat, Message, SlashCommandEvent, Thread } from 'chat';
 import { systemClock, type Clock } from '../../core/clock.js';
+import { isRuntimeError } from '../../core/errors.js';
 import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
@@ -7,6 +8,7 @@ import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delive
 import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';
 import { createInboundDedupe, type InboundDedupe } from '../delivery/inbound-dedupe.js';
 import { partsOfMessage } from './chat-attachments.js';
+import { roleOfAuthor, type ChatPlace, type ChatRoleOptions } from './chat-roles.js';
 import { adapterOf, createChatTarget, type ReplyFormat } from './chat-target.js';
 
 /** Options of `connectChat`. */
@@ -21,8 +23,15 @@ export interface ChatSdkAdapterOptions {
   readonly consumer?: string;
   /** Queue settings for every inbound message (e.g. `{ mode: 'steer' }`). @default the runtime's */
   readonly sendOptions?: QueueSettingsInput;
-  /** The command that aborts the thread's run. @default 'stop' */
+  /** The command that aborts the thread's run (when the sender's role may: `authority.control.stop`). @default 'stop' */
   readonly stopCommand?: string;
+  /**
+   * How each message's author gets a role: `roleOf` from the author data, `owner` in a direct message, else the
+   * runtime's default role; `false` sends no role. @default {}
+   */
+  readonly roles?: ChatRoleOptions | false;
+  /** What the thread is told when a sender's role may not stop its run; null: nothing. @default stopRefusedNotice */
+  readonly stopRefusedNotice?: string | null;
   /**
    * How long a handled message is remembered, so a platform redelivering it (Telegram retries for hours) is not
    * answered twice. @default 48 hours
@@ -52,6 +61,9 @@ export interface ChatSdkAdapterOptions {
    */
   readonly secrets?: readonly string[];
 }
+
+/** What a chat is told when a sender's role may not stop the run (`authority.control.stop`). */
+export const stopRefusedNotice = 'Only an admin, or whoever started it, can stop this run.';
 
 /** A Chat connected to a runtime. */
 export interface ChatSdkConnection {
@@ -91,6 +103,40 @@ function isStopCommand(text: string, command: string): boolean {
   return new RegExp(`^/${command}(@\\w+)?$`).test(text);
 }
 
+/** The sender of a message or command: the author's id and name, and its role when roles are on. */
+async function senderOf(
+  options: ChatSdkAdapterOptions,
+  author: Author,
+  place: ChatPlace,
+): Promise<{ id: string; name: string; role?: string }> {
+  const role = options.roles === false ? undefined : await roleOfAuthor(options.roles ?? {}, author, place);
+  const name = author.fullName || author.userName;
+  return { id: author.userId, name, ...(role === undefined ? {} : { role }) };
+}
+
+/**
+ * Stop the session's run when the sender's role may; a refusal (`forbidden`) changes nothing and the chat is told
+ * (`stopRefusedNotice`) through `tell`.
+ */
+async function stopRun(
+  options: ChatSdkAdapterOptions,
+  session: ReturnType<Runtime['session']>,
+  sender: { id: string; role?: string },
+  tell: (text: string) => Promise<unknown>,
+): Promise<void> {
+  const command = options.stopCommand ?? 'stop';
+  const by = sender.role === undefined ? {} : { by: { id: sender.id, role: sender.role } };
+  const refused = await session.abort({ reason: `user sent /${command}`, ...by }).then(
+    () => false,
+    (error: unknown) => {
+      if (!isRuntimeError(error, 'forbidden')) throw error;
+      return true;
+    },
+  );
+  const notice = options.stopRefusedNotice === undefined ? stopRefusedNotice : options.stopRefusedNotice;
+  if (refused && notice !== null) await tell(notice);
+}
+
 /** Feed one message to its thread's session; the stop command aborts the run instead. */
 async function receive(context: ChatContext, thread: Thread, message: Message): Promise<void> {
   if (message.author.isMe) return;
@@ -100,8 +146,10 @@ async function receive(context: ChatContext, thread: Thread, message: Message): 
   const session = options.runtime.session(sessionKey);
   const command = options.stopCommand ?? 'stop';
   const text = message.text.trim();
+  const place = { adapter: thread.adapter.name, channelId: thread.channelId, isDM: thread.isDM };
+  const sender = await senderOf(options, message.author, place);
   if (isStopCommand(text, command)) {
-    await session.abort({ reason: `user sent /${command}` });
+    await stopRun(options, session, sender, (notice) => thread.post(notice));
     await context.dedupe.remember(sessionKey, message.id);
     return;
   }
@@ -115,7 +163,7 @@ async function receive(context: ChatContext, thread: Thread, message: Message): 
       ...(said === '' ? {} : { text: said }),
       ...(parts.length === 0 ? {} : { parts }),
       channel: thread.adapter.name,
-      sender: { id: message.author.userId, name: message.author.fullName || message.author.userName },
+      sender,
     },
     options.sendOptions,
   );
@@ -144,8 +192,10 @@ async function receiveCommand(context: ChatContext, event: SlashCommandEvent): P
   };
   const session = options.runtime.session(sessionKey);
   const stopCommand = options.stopCommand ?? 'stop';
+  const place = { adapter: event.adapter.name, channelId: event.channel.id, isDM: event.channel.isDM };
+  const sender = await senderOf(options, event.user, place);
   if (event.command === `/${stopCommand}`) {
-    await session.abort({ reason: `user sent /${stopCommand}` });
+    await stopRun(options, session, sender, (notice) => event.channel.post(notice));
     await remember();
     return;
   }
@@ -154,7 +204,7 @@ async function receiveCommand(context: ChatContext, event: SlashCommandEvent): P
       ...(id === undefined ? {} : { id }),
       text: `${event.command} ${event.text}`.trim(),
       channel: event.adapter.name,
-      sender: { id: event.user.userId, name: event.user.fullName || event.user.userName },
+      sender,
     },
     options.sendOptions,
   );

@@ -1,10 +1,12 @@
 export {
   connectChat,
+  stopRefusedNotice,
   chatSessionKey,
   type ChatSdkAdapterOptions,
   type ChatSdkConnection,
 } from './chat-sdk-adapter.js';
 export type { ReplyFormat } from './chat-target.js';
+export { roleOfAuthor, type ChatPlace, type ChatRoleOptions } from './chat-roles.js';
 export {
   startReplyDelivery,
   type ReplyDelivery,

@@ -2,6 +2,7 @@ import type { Bot, Context, MiddlewareFn } from 'grammy';
 import type { Message } from 'grammy/types';
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
+import { isRuntimeError } from '../../core/errors.js';
 import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
@@ -11,6 +12,7 @@ import { createInboundDedupe, type InboundDedupe } from '../delivery/inbound-ded
 import { attachmentOf, downloadAttachment, type BinaryPart } from './telegram-attachments.js';
 import { telegramPlaceOf, telegramSessionKey } from './telegram-keys.js';
 import { createTelegramTarget } from './telegram-target.js';
+import { createTelegramRoles, type TelegramRoleOptions, type TelegramRoles } from './telegram-roles.js';
 
 /** Options of `connectGrammy`. */
 export interface GrammyAdapterOptions {
@@ -28,8 +30,15 @@ export interface GrammyAdapterOptions {
   readonly apiRoot?: string;
   /** How photos, documents, voice notes and audio reach the model (content parts). @default 'file' */
   readonly attachmentMode?: 'file' | 'inline';
-  /** The command that aborts the chat's run. @default 'stop' */
+  /** The command that aborts the chat's run (when the sender's role may: `authority.control.stop`). @default 'stop' */
   readonly stopCommand?: string;
+  /**
+   * How each message's sender gets a role: in groups from the Bot API's chat administrators (cached), in a private
+   * chat `owner`; `false` sends no role (every message has the runtime's default role). @default {}
+   */
+  readonly roles?: TelegramRoleOptions | false;
+  /** What the chat is told when a sender's role may not stop its run; null: nothing. @default stopRefusedNotice */
+  readonly stopRefusedNotice?: string | null;
   /**
    * How long a handled message is remembered, so Telegram redelivering its update (it retries for hours) is not
    * answered twice. @default 48 hours
@@ -82,6 +91,44 @@ async function inboundOf(
   }
 }
 
+/** The sender of a message: id, first name and, with roles on, the role found for them in the chat. */
+async function senderOf(
+  roles: TelegramRoles | undefined,
+  message: Message,
+): Promise<{ id: string; name: string; role?: string } | undefined> {
+  const from = message.from;
+  if (from === undefined) return undefined;
+  const user = { id: from.id, name: from.first_name };
+  const role = await roles?.roleOf(user, { id: message.chat.id, type: message.chat.type });
+  return { id: String(from.id), name: from.first_name, ...(role === undefined ? {} : { role }) };
+}
+
+/** What a chat is told when a sender's role may not stop the run (`authority.control.stop`). */
+export const stopRefusedNotice = 'Only an admin, or whoever started it, can stop this run.';
+
+/**
+ * `/stop`: abort the chat's run when the sender's role may; a refusal (`forbidden`) changes nothing and the chat is
+ * told (`stopRefusedNotice`) through `tell`.
+ */
+async function stopRun(
+  options: GrammyAdapterOptions,
+  session: ReturnType<Runtime['session']>,
+  sender: Awaited<ReturnType<typeof senderOf>>,
+  tell: (text: string) => Promise<unknown>,
+): Promise<void> {
+  const command = options.stopCommand ?? 'stop';
+  const by = sender?.role === undefined ? {} : { by: { id: sender.id, role: sender.role } };
+  const refused = await session.abort({ reason: `user sent /${command}`, ...by }).then(
+    () => false,
+    (error: unknown) => {
+      if (!isRuntimeError(error, 'forbidden')) throw error;
+      return true;
+    },
+  );
+  const notice = options.stopRefusedNotice === undefined ? stopRefusedNotice : options.stopRefusedNotice;
+  if (refused && notice !== null) await tell(notice);
+}
+
 /** The middleware: a message goes to the session of its chat (and topic), with its message id. */
 function createMiddleware(
   bot: Bot,
@@ -91,6 +138,10 @@ function createMiddleware(
 ): MiddlewareFn<Context> {
   const stopCommand = options.stopCommand ?? 'stop';
   const onError = scrubber.wrap(options.onError ?? console.error);
+  const roles =
+    options.roles === false
+      ? undefined
+      : createTelegramRoles(bot.api, options.roles ?? {}, options.clock ?? systemClock, onError);
   const handle: MiddlewareFn<Context> = async (context, next) => {
     const message = context.message;
     if (message === undefined) return next();
@@ -103,19 +154,22 @@ function createMiddleware(
     const messageId = String(message.message_id);
     // A redelivered update (Telegram retries for hours; the runtime's own dedupe holds 5 minutes): handled once.
     if (await dedupe.seen(key, messageId)) return;
+    const sender = await senderOf(roles, message);
     if (message.text !== undefined && isCommand(message.text, stopCommand)) {
-      await session.abort({ reason: `user sent /${stopCommand}` });
+      const thread = threadId === undefined ? {} : { message_thread_id: threadId };
+      await stopRun(options, session, sender, (notice) =>
+        bot.api.sendMessage(message.chat.id, notice, thread),
+      );
       await dedupe.remember(key, messageId);
       return;
     }
     const content = await inboundOf(bot, options, onError, message);
     if (content === undefined) return next();
-    const from = message.from;
     const input = {
       id: messageId,
       ...content,
       channel: 'telegram',
-      ...(from === undefined ? {} : { sender: { id: String(from.id), name: from.first_name } }),
+      ...(sender === undefined ? {} : { sender }),
     };
     await session.send(input, options.sendOptions);
     await dedupe.remember(key, messageId);

@@ -1,4 +1,16 @@
-export { connectGrammy, type GrammyAdapterOptions, type GrammyConnection } from './grammy-adapter.js';
+export {
+  connectGrammy,
+  stopRefusedNotice,
+  type GrammyAdapterOptions,
+  type GrammyConnection,
+} from './grammy-adapter.js';
+export {
+  createTelegramRoles,
+  type TelegramChat,
+  type TelegramRoleOptions,
+  type TelegramRoles,
+  type TelegramUser,
+} from './telegram-roles.js';
 export { telegramSessionKey, telegramPlaceOf, type TelegramPlace } from './telegram-keys.js';
 export { chunkForTelegram, telegramChunk } from './telegram-target.js';
 export {
