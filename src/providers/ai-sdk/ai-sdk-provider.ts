@@ -169,7 +169,7 @@ async function* streamModel(
     // Built before the call: a request it cannot express fails as it is, not as a transport failure.
     const callOptions = toCallOptions(request, settings, signal);
     const result = await doStream(model, callOptions);
-    reader = (result.stream).getReader();
+    reader = result.stream.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
