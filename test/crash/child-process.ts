@@ -13,7 +13,9 @@ export type ChildLine =
       readonly runId?: string;
     }
   | { readonly cancel: string; readonly removed: boolean }
-  | { readonly failed: string; readonly code: string; readonly message: string };
+  | { readonly failed: string; readonly code: string; readonly message: string }
+  | { readonly toolStart: string }
+  | { readonly inDoubt: string };
 
 /** A command for the child (see child.ts). */
 export type ChildCommand =

@@ -10,6 +10,9 @@
  *   {"ack":"s3-m17","disposition":"queued",…}        only after send() resolved (the message is durable)
  *   {"cancel":"s3-m17","removed":true}               only after queue.cancel() resolved
  *   {"failed":"s3-m17","code":"…","message":"…"}     a send or cancel that rejected
+ *   {"toolStart":"run_7/w-42-3"}                     a tool call starting (written before it does anything)
+ *   {"inDoubt":"run_7/w-42-3"}                       a tool call found in doubt after a crash (the child, as the
+ *                                                    operator, answers it with a rejection)
  * It never exits on its own while stdin is open; when stdin ends it closes the runtime and exits 0.
  */
 import { createInterface } from 'node:readline';
@@ -46,17 +49,20 @@ const work = defineTool({
   name: 'work',
   description: 'Pretend to do some work for a while',
   input: z.object({ ms: z.number().int().min(0) }),
-  execute: async ({ ms }, { signal }) => {
+  execute: async ({ ms }, { signal, runId, toolCallId }) => {
+    report({ toolStart: `${runId}/${toolCallId}` });
     await systemClock.sleep(ms, signal);
     return `worked ${ms} ms`;
   },
 });
 
-/** Streams slowly; about a third of the runs call the tool first, then answer. */
+let calls = 0;
+/** Streams slowly; about a third of the runs call the tool first, then answer. Call ids are unique across children. */
 function script(request: ModelRequest): ScriptEntry {
   const last = request.messages[request.messages.length - 1];
   if (last?.role !== 'tool' && random() < 0.35) {
-    return { toolCalls: [{ name: 'work', args: { ms: between(5, 40) } }], tokenDelayMs: between(5, 15) };
+    const id = `w-${seedText}-${++calls}`;
+    return { toolCalls: [{ id, name: 'work', args: { ms: between(5, 40) } }], tokenDelayMs: between(5, 15) };
   }
   const words = Array.from({ length: between(3, 12) }, (_, index) => `word${index}`);
   return { text: words.join(' '), tokenDelayMs: between(5, 15) };
@@ -74,6 +80,22 @@ const runtime = createRuntime({
   },
 });
 report({ ready: true });
+
+/**
+ * The operator: every call in doubt (found by recovery now, or left waiting by an earlier child) is answered with a
+ * rejection, so its run goes on telling the model the outcome is unknown. Replays the whole log at start.
+ */
+async function answerInDoubt(): Promise<void> {
+  for await (const event of runtime.events()) {
+    if (event.type !== 'tool.in_doubt' || event.runId === undefined) continue;
+    report({ inDoubt: `${event.runId}/${event.toolCallId}` });
+    await runtime
+      .session(event.sessionKey)
+      .approve({ toolCallId: event.toolCallId, decision: 'reject' })
+      .catch(() => undefined); // answered already (by an earlier child), or no longer waiting
+  }
+}
+void answerInDoubt().catch(() => undefined);
 
 function failure(id: string, error: unknown): Record<string, unknown> {
   const code = (error as { code?: unknown }).code;

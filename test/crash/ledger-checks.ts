@@ -76,6 +76,13 @@ function checkInbox(
   return violations;
 }
 
+/** How many times a run resumed after a kill (its `run.resumed` events that name a reason). */
+function resumesOf(events: readonly RuntimeEvent[], runId: string): number {
+  return events.filter(
+    (event) => event.type === 'run.resumed' && event.runId === runId && event.reason !== undefined,
+  ).length;
+}
+
 function checkRuns(
   key: string,
   runs: readonly RunRecord[],
@@ -95,14 +102,26 @@ function checkRuns(
       violations.push(
         `${key}: run ${run.runId} (${run.startedAt}..${run.endedAt}) overlaps the next run ${next.runId} (from ${next.startedAt})`,
       );
-    if (observed.leftOpen.has(run.runId) !== (run.status === 'crashed'))
+    // A run a kill cut resumes to a whole answer; only one cut past its resumes (2) is closed crashed.
+    const leftOpen = observed.leftOpen.has(run.runId);
+    const resumes = resumesOf(events, run.runId);
+    if (leftOpen && run.status !== 'completed' && !(run.status === 'crashed' && resumes === 2))
       violations.push(
-        `${key}: run ${run.runId} is ${run.status}, but ${observed.leftOpen.has(run.runId) ? 'a kill left it open' : 'no kill left it open'}`,
+        `${key}: run ${run.runId}, cut by a kill and resumed ${resumes} times, is ${run.status}`,
+      );
+    if (!leftOpen && (run.status === 'crashed' || resumes > 0))
+      violations.push(
+        `${key}: run ${run.runId} is ${run.status} after ${resumes} resumes, but no kill left it open`,
       );
   });
   for (const run of runs) {
     const ended = events.filter((event) => event.type === 'run.ended' && event.runId === run.runId);
     if (ended.length > 1) violations.push(`${key}: run ${run.runId} has ${ended.length} run.ended events`);
+    const blocks = events.filter((event) => event.type === 'assistant.block' && event.runId === run.runId);
+    if (
+      new Set(blocks.map((event) => event.type === 'assistant.block' && event.blockId)).size !== blocks.length
+    )
+      violations.push(`${key}: run ${run.runId} numbered two blocks alike`);
     if (run.status !== 'crashed') continue;
     const [event] = ended;
     if (event?.type !== 'run.ended' || event.status !== 'crashed' || event.text !== run.text)
@@ -113,7 +132,8 @@ function checkRuns(
       .filter((delta) => delta.type === 'assistant.delta' && delta.runId === run.runId)
       .map((delta) => (delta.type === 'assistant.delta' ? delta.delta : ''))
       .join('');
-    if (streamed !== run.text)
+    // A run that resumed streamed its cut attempts too; its recorded text is the one of its completed turns.
+    if (resumesOf(events, run.runId) === 0 && streamed !== run.text)
       violations.push(
         `${key}: crashed run ${run.runId} recorded text ${JSON.stringify(run.text)}, streamed ${JSON.stringify(streamed)}`,
       );
@@ -125,11 +145,18 @@ function checkRuns(
 export async function findViolations(
   dbPath: string,
   observed: Observed,
-): Promise<{ violations: string[]; crashedRuns: number; runs: number; messages: number }> {
+): Promise<{
+  violations: string[];
+  crashedRuns: number;
+  resumedRuns: number;
+  runs: number;
+  messages: number;
+}> {
   const ledger = createSqliteLedger({ path: dbPath, readonly: true });
   try {
     const violations: string[] = [];
     let crashedRuns = 0;
+    let resumedRuns = 0;
     let runCount = 0;
     let messageCount = 0;
     const allRunIds = new Set<string>();
@@ -142,6 +169,9 @@ export async function findViolations(
         ...checkRuns(key, runs, events, observed),
       );
       crashedRuns += runs.filter((run) => run.status === 'crashed').length;
+      resumedRuns += runs.filter(
+        (run) => run.status === 'completed' && resumesOf(events, run.runId) > 0,
+      ).length;
       runCount += runs.length;
       messageCount += messages.length;
       for (const run of runs) allRunIds.add(run.runId);
@@ -149,7 +179,7 @@ export async function findViolations(
     for (const runId of observed.leftOpen) {
       if (!allRunIds.has(runId)) violations.push(`run ${runId}, left open by a kill, is gone`);
     }
-    return { violations, crashedRuns, runs: runCount, messages: messageCount };
+    return { violations, crashedRuns, resumedRuns, runs: runCount, messages: messageCount };
   } finally {
     await ledger.close();
   }
