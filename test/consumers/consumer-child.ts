@@ -29,6 +29,9 @@ const runtime = createRuntime({
   },
   model: { provider: 'scripted', model: 'slow' },
   queue: { mode: 'followup', debounceMs: 0, maxWaitMs: 0 },
+  // This suite follows a consumer's cursor across a kill: the runs the kill cut are closed at restart (the hanging
+  // one would hang again if resumed). Resuming is what test/crash and the recovery tests cover.
+  recovery: { crashedRuns: 'close' },
   onError: (error) => process.stderr.write(`background failure: ${String(error)}\n`),
 });
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
