@@ -64,6 +64,7 @@ function typeCheck(files: ReadonlyMap<string, string>): string[] {
       'agentlanes/openai': ['./src/providers/openai/index.ts'],
       'agentlanes/anthropic': ['./src/providers/anthropic/index.ts'],
       'agentlanes/ai-sdk': ['./src/providers/ai-sdk/index.ts'],
+      'agentlanes/otel': ['./src/telemetry/index.ts'],
       'agentlanes/mcp': ['./src/tools/mcp/index.ts'],
     },
   };
@@ -205,6 +206,10 @@ const notRun: ReadonlyArray<{ readonly marker: string; readonly reason: string }
   },
   { marker: 'useChat', reason: 'React in a browser; test/server runs the chat route with the AI SDK client' },
   { marker: 'agentlanes serve --config', reason: 'the CLI serve test runs the sample config' },
+  {
+    marker: 'traceRuntime(runtime)',
+    reason: 'prints spans to the console; test/telemetry runs traceRuntime with the SDK in-memory exporter',
+  },
 ];
 
 /** The markers of the blocks the tests below run. */

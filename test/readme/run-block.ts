@@ -47,6 +47,7 @@ export function blockDirectory(): { readonly dir: string; readonly remove: () =>
     'agentlanes/openai': entry('providers/openai/index.ts'),
     'agentlanes/anthropic': entry('providers/anthropic/index.ts'),
     'agentlanes/ai-sdk': entry('providers/ai-sdk/index.ts'),
+    'agentlanes/otel': entry('telemetry/index.ts'),
   };
   const compilerOptions = { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', paths };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions }));
