@@ -15,4 +15,10 @@ export interface ConsumerStore {
   getConsumer(consumer: string, sessionKey?: string): Promise<ConsumerPosition | undefined>;
   /** Store a consumer's position (replacing the one stored for the same consumer and session). */
   putConsumer(position: ConsumerPosition): Promise<void>;
+  /**
+   * Delete the positions of consumers whose name starts with `prefix`, stored before `before` (ms), of every
+   * session; resolves how many went. Records kept under consumer names, such as an adapter's handled platform
+   * messages, do not pile up for good.
+   */
+  forgetConsumers(prefix: string, before: number): Promise<number>;
 }

@@ -18,5 +18,15 @@ export function createMemoryConsumers(perform: Perform): ConsumerStore {
       perform(() => {
         positions.set(consumerKey(position.consumer, position.sessionKey), { ...position });
       }),
+    forgetConsumers: (prefix, before) =>
+      perform(() => {
+        let forgotten = 0;
+        for (const [key, position] of positions) {
+          if (!position.consumer.startsWith(prefix) || position.updatedAt >= before) continue;
+          positions.delete(key);
+          forgotten += 1;
+        }
+        return forgotten;
+      }),
   };
 }

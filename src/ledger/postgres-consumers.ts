@@ -41,5 +41,13 @@ export function createPostgresConsumers({ write, read }: PostgresAccess): Consum
           position.updatedAt,
         ]);
       }),
+    forgetConsumers: (prefix, before) =>
+      write(async (query) => {
+        const { rowCount } = await query(
+          'DELETE FROM consumers WHERE starts_with(consumer, $1) AND updated_at < $2',
+          [prefix, before],
+        );
+        return rowCount ?? 0;
+      }),
   };
 }

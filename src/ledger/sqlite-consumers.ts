@@ -17,6 +17,10 @@ export function createSqliteConsumers({ db, write, read }: SqliteAccess): Consum
     `INSERT INTO consumers (consumer, session_key, cursor, updated_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (consumer, session_key) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
   );
+  // substr and length count characters, as a JavaScript prefix's code points do for the names used here.
+  const forget = db.prepare(
+    'DELETE FROM consumers WHERE substr(consumer, 1, length(@prefix)) = @prefix AND updated_at < @before',
+  );
   return {
     getConsumer: (consumer, sessionKey) =>
       read(() => {
@@ -38,5 +42,11 @@ export function createSqliteConsumers({ db, write, read }: SqliteAccess): Consum
           putConsumer.run(position.consumer, position.sessionKey ?? '', position.cursor, position.updatedAt),
         'one',
       ),
+    forgetConsumers: (prefix, before) => {
+      let forgotten = 0;
+      return write(() => {
+        forgotten = forget.run({ prefix, before }).changes;
+      }, 'one').then(() => forgotten);
+    },
   };
 }

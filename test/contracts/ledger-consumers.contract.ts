@@ -37,6 +37,37 @@ export function describeConsumersContract(current: Current<ConsumerStore>): void
       expect(await ledger.getConsumer('audit', 'telegram:1')).toBeUndefined();
     });
 
+    it('forgets the positions of consumers named with a prefix stored before a time, of every session', async () => {
+      const ledger = current();
+      await ledger.putConsumer({
+        consumer: 'tg:inbound:1',
+        sessionKey: 'telegram:1',
+        cursor: 0,
+        updatedAt: 100,
+      });
+      await ledger.putConsumer({
+        consumer: 'tg:inbound:2',
+        sessionKey: 'telegram:2',
+        cursor: 0,
+        updatedAt: 199,
+      });
+      await ledger.putConsumer({
+        consumer: 'tg:inbound:3',
+        sessionKey: 'telegram:1',
+        cursor: 0,
+        updatedAt: 200,
+      });
+      await ledger.putConsumer({ consumer: 'tg:replies', cursor: 9, updatedAt: 50 });
+      await ledger.putConsumer({ consumer: 'xtg:inbound:4', cursor: 0, updatedAt: 50 });
+      expect(await ledger.forgetConsumers('tg:inbound:', 200)).toBe(2);
+      expect(await ledger.getConsumer('tg:inbound:1', 'telegram:1')).toBeUndefined();
+      expect(await ledger.getConsumer('tg:inbound:2', 'telegram:2')).toBeUndefined();
+      expect(await ledger.getConsumer('tg:inbound:3', 'telegram:1')).toMatchObject({ updatedAt: 200 });
+      expect(await ledger.getConsumer('tg:replies')).toMatchObject({ cursor: 9 });
+      expect(await ledger.getConsumer('xtg:inbound:4')).toMatchObject({ cursor: 0 });
+      expect(await ledger.forgetConsumers('tg:inbound:', 200)).toBe(0);
+    });
+
     it('hands out a copy: changing a returned position changes nothing stored', async () => {
       const ledger = current();
       await ledger.putConsumer({ consumer: 'replies', cursor: 4, updatedAt: 100 });

@@ -8,6 +8,9 @@ import type { ConsumerStore } from '../../ledger/index.js';
  */
 export const redeliveryWindowMs = 48 * 60 * 60_000;
 
+/** How often records older than the window are deleted (at the first message handled, then at most this often). */
+const pruneEveryMs = 60 * 60_000;
+
 /** A durable record of the platform messages an adapter handled, so a late redelivery is not answered twice. */
 export interface InboundDedupe {
   /** True when the message was handled less than the window ago (a redelivery: to be ignored). */
@@ -25,28 +28,45 @@ export interface InboundDedupeOptions {
   readonly clock: Clock;
   /** @default redeliveryWindowMs (48 h) */
   readonly windowMs?: number;
+  /** Told when deleting the records past the window failed (they are deleted at a later try). @default ignored */
+  readonly onError?: (error: unknown) => void;
 }
 
 /**
  * A dedupe of handled platform messages that survives a restart: one small row per message in the ledger's
  * consumer positions (keyed by the adapter's consumer, the message id and the session), each a point lookup.
- * A message seen again after the window is taken as new, like the runtime's own dedupe.
+ * A message seen again after the window is taken as new, like the runtime's own dedupe. Records past the window
+ * are deleted at most once an hour, so a bot that runs for months keeps about two days of them.
  */
 export function createInboundDedupe(options: InboundDedupeOptions): InboundDedupe {
   const windowMs = options.windowMs ?? redeliveryWindowMs;
-  const recordName = (messageId: string): string => `${options.consumer}:inbound:${messageId}`;
+  const prefix = `${options.consumer}:inbound:`;
+  const recordName = (messageId: string): string => `${prefix}${messageId}`;
+  let prunedAt: number | undefined;
+  const prune = async (now: number): Promise<void> => {
+    if (prunedAt !== undefined && now - prunedAt < pruneEveryMs) return;
+    prunedAt = now;
+    try {
+      await options.store.forgetConsumers(prefix, now - windowMs);
+    } catch (error) {
+      prunedAt = undefined;
+      options.onError?.(error);
+    }
+  };
   return {
     async seen(sessionKey, messageId) {
       const record = await options.store.getConsumer(recordName(messageId), sessionKey);
       return record !== undefined && options.clock.now() - record.updatedAt < windowMs;
     },
     async remember(sessionKey, messageId) {
+      const now = options.clock.now();
       await options.store.putConsumer({
         consumer: recordName(messageId),
         sessionKey,
         cursor: 0,
-        updatedAt: options.clock.now(),
+        updatedAt: now,
       });
+      await prune(now);
     },
   };
 }
