@@ -48,23 +48,27 @@ export interface RateOptions {
   intervalMs: number;
 }
 
-/** The lane every model call of every session passes through. */
+/**
+ * The lane every run of every session passes through: `concurrency` counts runs in flight (a run holds its slot
+ * from its start to its end or pause), `rate` counts model requests as a provider does (every model call takes one
+ * start: tool turns, retries, fallbacks and compaction summaries each count).
+ */
 export interface GlobalLaneOptions {
-  /** Model calls in flight at once, over every session. @default 8 */
+  /** Runs in flight at once, over every session. @default 8 */
   concurrency?: number | undefined;
-  /** A rate limit over every model call. @default none */
+  /** A rate limit over every model request. @default none */
   rate?: RateOptions | undefined;
   /** Tighter limits per provider, keyed by provider name, applied on top of the global ones. @default none */
   perProvider?: Record<string, ProviderLaneOptions> | undefined;
-  /** A call that waits longer than this for the lane emits `lane.waited` when it starts. @default 2000 */
+  /** A run or a request that waits longer than this for the lane emits `lane.waited` when it starts. @default 2000 */
   warnAfterMs?: number | undefined;
 }
 
 /** One provider's own limits inside the global lane. */
 export interface ProviderLaneOptions {
-  /** Model calls in flight at once to this provider. @default the global concurrency */
+  /** Runs in flight at once whose first model is this provider's. @default the global concurrency */
   concurrency?: number | undefined;
-  /** A rate limit over this provider's calls. @default none */
+  /** A rate limit over this provider's model requests. @default none */
   rate?: RateOptions | undefined;
 }
 
@@ -224,7 +228,7 @@ export interface RuntimeOptions {
   providers: Record<string, ModelProvider>;
   /** The model runs use, and its fallbacks. */
   model: ModelOptions;
-  /** Concurrency and rate limits over every model call. @default { concurrency: 8, warnAfterMs: 2000 } */
+  /** Runs in flight and model requests per interval. @default { concurrency: 8, warnAfterMs: 2000 } */
   globalLane?: GlobalLaneOptions | undefined;
   /** Queue settings for messages that arrive while a session is busy. @default { mode: 'collect' } */
   queue?: QueueOptions | undefined;
