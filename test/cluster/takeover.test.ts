@@ -7,7 +7,7 @@ const leaseMs = 2_000;
 const scanMs = 250;
 
 describe('takeover in a cluster of worker processes', { timeout: 90_000 }, () => {
-  it('moves a SIGKILLed worker’s sessions: its run crashed, its queue run in order, its approval still pending', async () => {
+  it('moves a SIGKILLed worker’s sessions: its run resumed to its end, its queue run in order, its approval still pending', async () => {
     const fixture = clusterFixture(freshSchema());
     onTestFailed(() => console.log(fixture.log.join('')));
     const [a, b] = await Promise.all([fixture.start('a', { leaseMs }), fixture.start('b', { leaseMs })]);
@@ -39,16 +39,17 @@ describe('takeover in a cluster of worker processes', { timeout: 90_000 }, () =>
     while (result.status !== 'idle') result = await b.call('s1', 'waitForEnd', { timeoutMs: 20_000 });
     const runs = await runsOf(fixture, 's1');
     expect(runs.map((run) => [run.status, run.message_ids])).toEqual([
-      ['crashed', ['m1']],
+      ['completed', ['m1']],
       ['completed', ['m2']],
       ['completed', ['m3']],
     ]);
-    const [crashed] = await fixture.query<{ ended_at: number }>(
-      'SELECT ended_at FROM runs WHERE run_id = $1',
+    const [resumed] = await fixture.query<{ at: number; body: string }>(
+      "SELECT at, body FROM events WHERE run_id = $1 AND type = 'run.resumed'",
       [runs[0]?.run_id],
     );
+    expect(JSON.parse(resumed?.body ?? '{}')).toMatchObject({ attempt: 1, reason: 'takeover' });
     // The documented bound (docs/distributed.md): lease + scan, plus the adoption itself (generous on a busy CI).
-    expect((crashed?.ended_at ?? Infinity) - killedAt).toBeLessThan(leaseMs + scanMs + 5_000);
+    expect(Number(resumed?.at ?? Infinity) - killedAt).toBeLessThan(leaseMs + scanMs + 5_000);
     expect(fixture.calls.filter((call) => call.text.startsWith('after')).map((call) => call.worker)).toEqual([
       'b',
       'b',
@@ -73,7 +74,7 @@ describe('takeover in a cluster of worker processes', { timeout: 90_000 }, () =>
     // Stop A mid-stream: its run is open in the ledger and its model call under way.
     await fixture.callSeen('a', 'slow:3000', false);
     a.signal('SIGSTOP');
-    // Forwarded to A until its lease ran out; then B claims s5, closes A's run as crashed and starts m2.
+    // Forwarded to A until its lease ran out; then B claims s5, resumes A's run (its model call made again), then m2.
     const admitted = await b.call<{ disposition: string }>('s5', 'send', {
       id: 'm2',
       text: 'after the stall',
@@ -90,7 +91,7 @@ describe('takeover in a cluster of worker processes', { timeout: 90_000 }, () =>
     while (result.status !== 'idle') result = await b.call('s5', 'waitForEnd', { timeoutMs: 10_000 });
 
     expect((await runsOf(fixture, 's5')).map((run) => [run.status, run.message_ids])).toEqual([
-      ['crashed', ['m1']],
+      ['completed', ['m1']],
       ['completed', ['m2']],
       ['completed', ['m3']],
     ]);
@@ -104,7 +105,8 @@ describe('takeover in a cluster of worker processes', { timeout: 90_000 }, () =>
       started.runId,
       'assistant',
     ]);
-    expect(turns).toEqual([]);
+    // One assistant turn: B's, from the resume; none of A's.
+    expect(turns).toEqual([{ role: 'assistant' }]);
     expect(fixture.calls.filter((call) => call.text === 'from a').map((call) => call.worker)).toEqual(['b']);
   });
 });

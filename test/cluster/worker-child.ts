@@ -3,7 +3,7 @@
  * `node --import tsx test/cluster/worker-child.ts <schema> <name> <optionsJson>` with an IPC channel.
  *
  * The model answers by the last user message: `slow:<ms>` streams five words over that long, `hang` waits until
- * aborted, `refund` asks for the high-risk `refund` tool (then says `refunded`), anything else is echoed back.
+ * aborted on worker `a` (another worker answers `resumed`, so a run taken over from `a` resumes to an end), `refund` asks for the high-risk `refund` tool (then says `refunded`), anything else is echoed back.
  * Every model call is reported as `{ type: 'call', worker, text, start, end }` (the last user message, wall-clock
  * ms) once it ends, and as `{ type: 'calling', worker, text }` when it starts.
  *
@@ -44,7 +44,7 @@ function entryFor(request: ModelRequest): ScriptEntry {
   const text = lastUserText(request);
   const slow = /^slow:(\d+)$/u.exec(text);
   if (slow !== null) return { text: 'one two three four five', tokenDelayMs: Number(slow[1]) / 5 };
-  if (text === 'hang') return { hang: true };
+  if (text === 'hang') return name === 'a' ? { hang: true } : { text: 'resumed' };
   if (text === 'refund') return { toolCalls: [{ name: 'refund', args: { orderId: 'o1' } }] };
   return { text: `echo ${text}` };
 }
