@@ -63,6 +63,31 @@ describe('mcpTools over Streamable HTTP', () => {
     await h.close();
   });
 
+  it('opens a new session and sends the call again when the server forgot the session', async () => {
+    const { server, source } = await serve();
+    const h = createHarness(
+      [
+        { toolCalls: [{ id: 'c1', name: 'remote_read_note', args: { path: 'a.md' } }] },
+        { text: 'one' },
+        { toolCalls: [{ id: 'c2', name: 'remote_read_note', args: { path: 'b.md' } }] },
+        { text: 'two' },
+      ],
+      { tools: [source] },
+    );
+    const chat = h.runtime.session('web:1');
+    await chat.send('first');
+    await chat.waitForEnd({ timeoutMs: 600_000 });
+    await server.forgetSessions();
+    await chat.send('second');
+    expect(await chat.waitForEnd({ timeoutMs: 600_000 })).toMatchObject({ run: { status: 'completed' } });
+    expect(h.of('tool.succeeded')).toMatchObject([
+      { tool: 'remote_read_note', output: 'note:a.md' },
+      { tool: 'remote_read_note', output: 'note:b.md' },
+    ]);
+    expect(h.of('tool.failed')).toEqual([]);
+    await h.close();
+  });
+
   it('rejects with tool_failed, without the token, when the server refuses the headers', async () => {
     const server = await startHttpMcpServer({ secret: token });
     servers.push(server);

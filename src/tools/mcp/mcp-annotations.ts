@@ -4,6 +4,7 @@ import type { ToolRisk } from '../define-tool.js';
 export interface McpToolHints {
   readonly readOnlyHint?: boolean | undefined;
   readonly destructiveHint?: boolean | undefined;
+  readonly idempotentHint?: boolean | undefined;
 }
 
 /**
@@ -22,4 +23,9 @@ export function riskOfMcpTool(
   if (hints?.destructiveHint === true) return 'high';
   if (hints?.readOnlyHint === true || hints?.destructiveHint === false) return 'low';
   return settings.unannotated;
+}
+
+/** Whether a call may run again after a crash cut it before its outcome was recorded: read-only or idempotent. */
+export function isIdempotentMcpTool(hints: McpToolHints | undefined): boolean {
+  return hints?.readOnlyHint === true || hints?.idempotentHint === true;
 }

@@ -1,11 +1,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { maxHostTimerMs, systemClock, type Clock } from '../../core/clock.js';
 import { RuntimeError } from '../../core/errors.js';
 import { defineTool, type Tool, type ToolContext, type ToolRisk } from '../define-tool.js';
 import type { ToolSource } from '../tool-source.js';
-import { riskOfMcpTool } from './mcp-annotations.js';
+import { isIdempotentMcpTool, riskOfMcpTool } from './mcp-annotations.js';
 import {
   createMcpConnection,
   transportSecrets,
@@ -47,7 +48,41 @@ const isLost = (error: unknown): boolean =>
   error.code === (ErrorCode.ConnectionClosed as number) ||
   error.code === (ErrorCode.RequestTimeout as number);
 
-/** Call one MCP tool with the run's signal, so an abort or a timeout sends `notifications/cancelled`. */
+/** The server no longer knows the HTTP session (it restarted): the request never reached a tool. */
+const isSessionGone = (error: unknown): boolean => error instanceof StreamableHTTPError && error.code === 404;
+
+/** One `tools/call` on the live client; a connection that went away is dropped so the next use restarts it. */
+async function callOnce(
+  connection: McpConnection,
+  config: McpToolsConfig,
+  name: string,
+  args: unknown,
+  context: ToolContext,
+): Promise<{ readonly result: McpCallResult } | { readonly retry: true }> {
+  const client = await connection.client();
+  try {
+    const result = await client.callTool(
+      { name, arguments: (args ?? {}) as Record<string, unknown> },
+      undefined,
+      // The run's signal carries abort and the tool's timeout; the SDK's own 60 s default must not cut in.
+      { signal: context.signal, timeout: maxHostTimerMs },
+    );
+    return { result: result as McpCallResult };
+  } catch (error) {
+    if (context.signal.aborted) throw error;
+    const message = connection.scrub(error instanceof Error ? error.message : String(error));
+    if (!isLost(error)) throw new RuntimeError('tool_failed', `MCP tool "${name}": ${message}`);
+    connection.drop(client);
+    if (isSessionGone(error)) return { retry: true };
+    const next = config.restart.attempts > 0 ? 'it restarts on next use' : 'restarts are off';
+    throw new RuntimeError('tool_failed', `MCP server "${config.name}" went away (${message}); ${next}`);
+  }
+}
+
+/**
+ * Call one MCP tool with the run's signal, so an abort or a timeout sends `notifications/cancelled`. An HTTP
+ * session the server forgot is opened again once and the call sent again: it never ran.
+ */
 async function callMcpTool(
   connection: McpConnection,
   config: McpToolsConfig,
@@ -55,28 +90,16 @@ async function callMcpTool(
   args: unknown,
   context: ToolContext,
 ): Promise<unknown> {
-  const secrets = transportSecrets(config.transport);
-  const client = await connection.client();
-  let result: McpCallResult;
-  try {
-    result = (await client.callTool(
-      { name, arguments: (args ?? {}) as Record<string, unknown> },
-      undefined,
-      // The run's signal carries abort and the tool's timeout; the SDK's own 60 s default must not cut in.
-      { signal: context.signal, timeout: maxHostTimerMs },
-    )) as McpCallResult;
-  } catch (error) {
-    if (context.signal.aborted) throw error;
-    const message = connection.scrub(error instanceof Error ? error.message : String(error));
-    if (!isLost(error)) throw new RuntimeError('tool_failed', `MCP tool "${name}": ${message}`);
-    connection.drop(client);
-    const next = config.restart.attempts > 0 ? 'it restarts on next use' : 'restarts are off';
-    throw new RuntimeError('tool_failed', `MCP server "${config.name}" went away (${message}); ${next}`);
+  let outcome = await callOnce(connection, config, name, args, context);
+  if ('retry' in outcome) outcome = await callOnce(connection, config, name, args, context);
+  if ('retry' in outcome) {
+    throw new RuntimeError('tool_failed', `MCP server "${config.name}" lost the session twice in a row`);
   }
+  const { result } = outcome;
   if (result.isError === true) {
     throw new RuntimeError('tool_failed', connection.scrub(`MCP tool "${name}": ${mcpErrorText(result)}`));
   }
-  return scrubDeep(mcpOutput(result), secrets);
+  return scrubDeep(mcpOutput(result), transportSecrets(config.transport));
 }
 
 function toTool(connection: McpConnection, config: McpToolsConfig, listed: McpTool): Tool {
@@ -91,6 +114,7 @@ function toTool(connection: McpConnection, config: McpToolsConfig, listed: McpTo
     input: inputSchemaOf(listed.inputSchema),
     inputJsonSchema: listed.inputSchema,
     risk,
+    idempotent: isIdempotentMcpTool(listed.annotations),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
     ...(config.retry === undefined ? {} : { retry: config.retry }),
     execute: (args, context) => callMcpTool(connection, config, listed.name, args, context),

@@ -9,6 +9,8 @@ export interface HttpMcpServer {
   readonly url: string;
   /** Authorization headers the server received, in order (to show the token was sent). */
   readonly authorizations: string[];
+  /** Forget every session, as a restarted server would: requests with an old session id get 404. */
+  forgetSessions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -25,6 +27,12 @@ export async function startHttpMcpServer(options: FilesServerOptions): Promise<H
     }
     const sessionId = request.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (transport === undefined && sessionId !== undefined) {
+      // As the specification asks: an unknown session is 404, and the client starts a new one.
+      const body = { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null };
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      return;
+    }
     if (transport === undefined) {
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -49,6 +57,10 @@ export async function startHttpMcpServer(options: FilesServerOptions): Promise<H
   return {
     url: `http://127.0.0.1:${address.port}/mcp`,
     authorizations,
+    async forgetSessions() {
+      sessions.clear();
+      await Promise.all(servers.splice(0).map((server) => server.close()));
+    },
     async close() {
       await Promise.all(servers.map((server) => server.close()));
       http.closeAllConnections();
