@@ -107,7 +107,7 @@ describe('createRuntime on the Postgres ledger', () => {
     ]);
   });
 
-  it('records a run cut off by a crash as crashed and runs the messages it left pending after a restart', async () => {
+  it('resumes a run cut off by a crash under its run id, then runs the messages it left pending, after a restart', async () => {
     const schema = freshSchema();
     // "Process A": its ledger is closed under it mid-run, as a crash leaves the database.
     const ledger = createPostgresLedger({ connectionString: postgresUrl, schema });
@@ -125,16 +125,16 @@ describe('createRuntime on the Postgres ledger', () => {
     expect(await chat.send({ id: 'm2', text: 'two' })).toMatchObject({ disposition: 'queued' });
     await ledger.close();
 
-    const runtime = start(schema, [{ text: 'after the crash' }]);
+    const runtime = start(schema, [{ text: 'the answer to one' }, { text: 'after the crash' }]);
     const again = runtime.session('telegram:1');
     let runs = await again.runs();
-    while (runs.filter((run) => run.status === 'completed').length < 1) {
+    while (runs.filter((run) => run.status === 'completed').length < 2) {
       await again.waitForEnd({ timeoutMs: 10_000 });
       runs = await again.runs();
     }
-    expect(runs.map((run) => [run.status, run.messageIds])).toEqual([
-      ['crashed', ['m1']],
-      ['completed', ['m2']],
+    expect(runs.map((run) => [run.status, run.messageIds, run.text])).toEqual([
+      ['completed', ['m1'], 'the answer to one'],
+      ['completed', ['m2'], 'after the crash'],
     ]);
   });
 
