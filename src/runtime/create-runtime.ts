@@ -84,6 +84,8 @@ export interface Runtime {
    * and close the ledger. Queued messages stay pending in the ledger. @default timeoutMs 30000
    */
   close(options?: { timeoutMs?: number }): Promise<void>;
+  /** The roles senders may have, highest first, and the role of a message that names none (`authority` option). */
+  readonly authority: { readonly roles: readonly string[]; readonly defaultRole: string };
 }
 
 /** Check the approval rules once, at construction: a bad `alwaysApprove` pattern throws `invalid_input` here. */
@@ -268,7 +270,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const { services, bus } = internals;
   const { ledger, clock, onError, globalLane } = services;
   const face = base.worker === undefined ? undefined : clusterFace(base.worker, internals);
+  const { roles, defaultRole } = base.authority;
   return {
+    authority: { roles, defaultRole },
     session(key) {
       const handle = createSessionHandle(internals, parseSessionKey(key));
       return face?.session(handle) ?? handle;

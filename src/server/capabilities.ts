@@ -24,12 +24,19 @@ export interface Grant {
   readonly sessionKeyPrefixes?: readonly string[];
   /** The capabilities held. */
   readonly can: ReadonlySet<Capability>;
+  /**
+   * The sender role the token speaks with (docs/semantics.md, "Authority in group chats"): its messages carry it
+   * (or a lower one), and its aborts and decisions are weighed as that role's. Undefined: the application's own
+   * token, unbounded.
+   */
+  readonly role?: string;
 }
 
 /** What a configured token says about its reach (the token's own fields, as parsed). */
 export interface TokenReach {
   readonly sessionKeyPrefixes?: readonly string[] | undefined;
   readonly can?: readonly Capability[] | undefined;
+  readonly role?: string | undefined;
 }
 
 /**
@@ -39,7 +46,10 @@ export interface TokenReach {
 export function grantOf(token: TokenReach): Grant {
   const scoped = token.sessionKeyPrefixes !== undefined;
   const can = new Set(token.can ?? (scoped ? scopedDefaultCapabilities : capabilities));
-  return scoped ? { sessionKeyPrefixes: [...(token.sessionKeyPrefixes ?? [])], can } : { can };
+  const role = token.role === undefined ? {} : { role: token.role };
+  return scoped
+    ? { sessionKeyPrefixes: [...(token.sessionKeyPrefixes ?? [])], can, ...role }
+    : { can, ...role };
 }
 
 /** A grant that reaches nothing and may do nothing (what a request holds before it is authenticated). */

@@ -101,8 +101,15 @@ export async function waitingCallsOf(runtime: Runtime, key: string): Promise<Pen
   return (await runtime.pendingCalls()).filter((call) => call.sessionKey === key);
 }
 
-/** Hand each answer to the session: approvals to `approve()`, supplied results to `supplyToolResult()`. */
-export async function applyAnswers(session: Session, answers: readonly ChatAnswer[]): Promise<void> {
+/**
+ * Hand each answer to the session: approvals to `approve()`, supplied results to `supplyToolResult()`, each `by`
+ * the token's role when it has one.
+ */
+export async function applyAnswers(
+  session: Session,
+  answers: readonly ChatAnswer[],
+  by: { by?: { role: string } } = {},
+): Promise<void> {
   for (const answer of answers) {
     switch (answer.kind) {
       case 'approval':
@@ -110,15 +117,17 @@ export async function applyAnswers(session: Session, answers: readonly ChatAnswe
           toolCallId: answer.toolCallId,
           decision: answer.approved ? 'approve' : 'reject',
           ...(answer.reason === undefined || answer.reason === '' ? {} : { message: answer.reason }),
+          ...by,
         });
         break;
       case 'output':
-        await session.supplyToolResult({ toolCallId: answer.toolCallId, output: answer.output });
+        await session.supplyToolResult({ toolCallId: answer.toolCallId, output: answer.output, ...by });
         break;
       case 'error':
         await session.supplyToolResult({
           toolCallId: answer.toolCallId,
           error: answer.errorText || 'the tool failed',
+          ...by,
         });
         break;
     }

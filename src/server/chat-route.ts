@@ -12,6 +12,7 @@ import { refuseCapability, requireCapability } from './capabilities.js';
 import { answersOf, applyAnswers, toolPartsOf, waitingCallsOf } from './chat-approvals.js';
 import { planResume, replyIdOf } from './chat-resume.js';
 import type { ServerEnv } from './server-env.js';
+import { controllerOf, senderFor } from './token-role.js';
 import {
   startTranslation,
   translateEvent,
@@ -158,7 +159,9 @@ async function answerUserMessage(
   }
   // Taken before the send: every event the message causes comes after it.
   const from = deps.runtime.eventCursor();
-  const result: SendResult = await session.send({ ...(id === undefined ? {} : { id }), text });
+  const sender = senderFor(deps.runtime, c.get('grant'), undefined);
+  const message = { ...(id === undefined ? {} : { id }), text, ...(sender === undefined ? {} : { sender }) };
+  const result: SendResult = await session.send(message);
   if (result.disposition === 'rejected') return sendAnswer(c, result);
   const messageId = replyIdOf(result.messageId);
   if (result.disposition === 'duplicate') return chatStream(deps, c, session, { duplicate: messageId });
@@ -189,7 +192,7 @@ async function answerWaitingCalls(
   const runId = waiting.find((call) => call.toolCallId === answers[0]?.toolCallId)?.runId ?? '';
   // Taken before the answers: the run resumes after them.
   const from = deps.runtime.eventCursor();
-  await applyAnswers(session, answers);
+  await applyAnswers(session, answers, controllerOf(c.get('grant')));
   return chatStream(deps, c, session, {
     from,
     runId,

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
+import { roleNamePattern } from '../core/authority.js';
 import { RuntimeError } from '../core/errors.js';
 import { capabilities } from './capabilities.js';
 import type { ServerEnv } from './server-env.js';
@@ -22,6 +23,12 @@ const tokenSchema = z
      * with them
      */
     can: z.array(z.enum(capabilities)).min(1).optional(),
+    /**
+     * The sender role this token speaks with: a message it sends carries that role (a lower one if it names one; a
+     * higher one is refused), and its aborts, approvals and supplied results are weighed as that role's.
+     * @default none: the application's own token, whose messages carry the role they name
+     */
+    role: z.string().regex(roleNamePattern, 'a role is a letter, then letters, digits, _ or -').optional(),
   })
   .strict();
 

@@ -7,6 +7,7 @@ import { requireSessionScope } from './auth.js';
 import { refuseCapability, requireCapability, type Capability } from './capabilities.js';
 import { errorResponse, readBody, readQuery } from './http-errors.js';
 import type { ServerEnv } from './server-env.js';
+import { controllerOf, senderFor } from './token-role.js';
 
 /** `POST …/messages`: the message (`send()`'s input) and its per-message queue settings, side by side. */
 export const sendBodySchema = inboundMessageSchema.extend(queueSettingsSchema.shape).strict();
@@ -77,12 +78,17 @@ function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   app.post('/v1/sessions/:key/messages', ...scoped('send'), async (c) => {
     const session = sessionOf(runtime, c);
     const { message, settings } = splitSendBody(await readBody(c, sendBodySchema));
-    return sendAnswer(c, await session.send(message, settings));
+    const sender = senderFor(runtime, c.get('grant'), message.sender);
+    return sendAnswer(
+      c,
+      await session.send({ ...message, ...(sender === undefined ? {} : { sender }) }, settings),
+    );
   });
   app.post('/v1/sessions/:key/abort', ...scoped('abort'), async (c) => {
     const session = sessionOf(runtime, c);
     const { reason } = await readBody(c, abortSchema);
-    return c.json({ aborted: await session.abort(reason === undefined ? {} : { reason }) });
+    const by = controllerOf(c.get('grant'));
+    return c.json({ aborted: await session.abort({ ...(reason === undefined ? {} : { reason }), ...by }) });
   });
   app.post('/v1/sessions/:key/wait', ...scoped('read'), async (c) => {
     const session = sessionOf(runtime, c);
@@ -160,7 +166,7 @@ function mountDecisionRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
     const toolCallId = c.req.param('toolCallId');
     const step = await pausedPlanStep(runtime, session.key, toolCallId);
     if (step !== undefined) return decidePlanStep(c, session, step, decision);
-    await session.approve({ ...decision, toolCallId });
+    await session.approve({ ...decision, toolCallId, ...controllerOf(c.get('grant')) });
     return c.body(null, 204);
   });
   app.post('/v1/sessions/:key/plans/:runId/approvals', ...scoped('approve'), async (c) => {
@@ -172,7 +178,8 @@ function mountDecisionRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   app.post('/v1/sessions/:key/tool-results/:toolCallId', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);
     const supplied = await readBody(c, supplySchema);
-    await session.supplyToolResult({ ...supplied, toolCallId: c.req.param('toolCallId') });
+    const toolCallId = c.req.param('toolCallId');
+    await session.supplyToolResult({ ...supplied, toolCallId, ...controllerOf(c.get('grant')) });
     return c.body(null, 204);
   });
 }
