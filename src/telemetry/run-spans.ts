@@ -37,6 +37,9 @@ interface OpenRun {
 /** Messages that waited behind a run (or a debounce) before theirs started: the ones given a queue-wait span. */
 const waitingDispositions: ReadonlySet<string> = new Set(['queued', 'collected', 'interrupted']);
 
+/** The span event of a global-lane wait, announced before its run starts. */
+const laneWaited = 'agentlanes.lane.waited';
+
 /**
  * The spans of the runs in flight, built from their events: a run span (`invoke_agent`) with a child per model
  * call (`chat {model}`), per tool call (`execute_tool {name}`), per compaction and per queued message's wait, and
@@ -50,6 +53,8 @@ export class RunSpans {
   private readonly received = new ReceivedMessages();
   /** The last span of each paused run, linked from the span that resumes it. */
   private readonly paused = new Map<string, Span>();
+  /** Lane waits of runs not started yet, by run id. */
+  private readonly early = new Map<string, { readonly at: number; readonly attributes: Attributes }>();
 
   constructor(private readonly options: RunSpanOptions) {}
 
@@ -72,7 +77,9 @@ export class RunSpans {
     const texts: string[] = [];
     for (const received of this.received.take(event.sessionKey, event.messageIds)) {
       if (received.text !== undefined) texts.push(received.text);
-      if (waitingDispositions.has(received.disposition)) this.queueWait(run, received, event.at);
+      // A message that started its run waited only if the run waited for a global-lane slot.
+      const waited = waitingDispositions.has(received.disposition) || event.at > received.at;
+      if (waited) this.queueWait(run, received, event.at);
     }
     if (this.options.recordContent) run.span.setAttribute(genAi.inputMessages, userMessages(texts));
   }
@@ -98,7 +105,10 @@ export class RunSpans {
   }
 
   runEnded(event: EventOf<'run.ended'>): void {
-    if (event.runId !== undefined) this.paused.delete(event.runId);
+    if (event.runId !== undefined) {
+      this.paused.delete(event.runId);
+      this.early.delete(event.runId);
+    }
     const run = this.closeRun(event.runId, event.at);
     if (run === undefined) return;
     const { span } = run;
@@ -200,7 +210,11 @@ export class RunSpans {
   /** A moment in a run worth seeing on its span (a failover, a cooldown, a lane wait): a span event. */
   mark(runId: string | undefined, name: string, at: number, attributes: Attributes): void {
     const run = this.run(runId);
-    if (run === undefined) return;
+    if (run === undefined) {
+      // A run waits in the global lane before it starts: the wait goes on its span once it opens.
+      if (runId !== undefined && name === laneWaited) this.early.set(runId, { at, attributes });
+      return;
+    }
     run.span.addEvent(name, attributes, timeOf(at));
     // A failed attempt's streamed text is not the answer of the call that follows it.
     if (name.startsWith('agentlanes.failover.')) run.output = '';
@@ -214,6 +228,7 @@ export class RunSpans {
     this.compactions.clear();
     this.runs.clear();
     this.paused.clear();
+    this.early.clear();
   }
 
   private run(runId: string | undefined): OpenRun | undefined {
@@ -255,6 +270,9 @@ export class RunSpans {
     );
     const run: OpenRun = { span, context: trace.setSpan(ROOT_CONTEXT, span), output: '' };
     this.runs.set(event.runId, run);
+    const waited = this.early.get(event.runId);
+    this.early.delete(event.runId);
+    if (waited !== undefined) span.addEvent(laneWaited, waited.attributes, timeOf(waited.at));
     return run;
   }
 

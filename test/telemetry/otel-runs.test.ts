@@ -157,6 +157,29 @@ describe('traceRuntime', () => {
     await stop();
   });
 
+  it('shows a wait for a global-lane slot as a queue-wait span and a lane event on the run that waited', async () => {
+    const { h, recorder, stop } = traced([{ text: 'one two three', tokenDelayMs: 10 }, { text: 'ok' }], {
+      globalLane: { concurrency: 1, warnAfterMs: 5 },
+    });
+    await h.runtime.session('telegram:1').send({ id: 'a', text: 'first' });
+    const other = h.runtime.session('telegram:2');
+    expect(await other.send({ id: 'b', text: 'second' })).toMatchObject({ disposition: 'started' });
+    const second = recorder.ended('invoke_agent', 2);
+    await h.clock.advance(20);
+    await h.clock.runAll();
+    const run = await second;
+    expect(run.attributes['gen_ai.conversation.id']).toBe('telegram:2');
+    expect(run.events.map((event) => [event.name, event.attributes?.['agentlanes.lane']])).toEqual([
+      ['agentlanes.lane.waited', 'global'],
+    ]);
+    const waits = named(recorder, 'agentlanes.queue_wait');
+    expect(waits.map((span) => [parentOf(span), span.attributes['agentlanes.message.disposition']])).toEqual([
+      [run.spanContext().spanId, 'started'],
+    ]);
+    await h.close();
+    await stop();
+  });
+
   it('ends the run span at an approval pause and links the span that resumes the run to it', async () => {
     const refund = defineTool({
       name: 'refund',
