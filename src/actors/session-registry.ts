@@ -47,6 +47,11 @@ export interface SessionRegistry {
   readonly size: number;
 }
 
+/** The registry's state: its dependencies, no live session, no run to resume yet. */
+function registryState(options: Omit<RegistryState, 'sessions' | 'resuming'>): RegistryState {
+  return { ...options, sessions: new Map<string, LiveSession>(), resuming: new Map<string, RunRecord>() };
+}
+
 /** Create the registry for one runtime. */
 export function createSessionRegistry(options: {
   machine: SessionMachine;
@@ -57,11 +62,7 @@ export function createSessionRegistry(options: {
   /** Told about a session that cannot be hydrated because a row of it is corrupt (before its caller is). */
   onCorrupt?: (error: RuntimeError) => void;
 }): SessionRegistry {
-  const registry: RegistryState = {
-    ...options,
-    sessions: new Map<string, LiveSession>(),
-    resuming: new Map<string, RunRecord>(),
-  };
+  const registry = registryState(options);
   const { ledger, clock, sessions } = registry;
   const loading = new Map<string, Promise<LiveSession>>();
   const suspended = new Map<string, Promise<void>>();
