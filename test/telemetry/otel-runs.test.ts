@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, isRuntimeError, type RuntimeOptions } from 'agentlanes';
 import { traceRuntime } from 'agentlanes/otel';
-import type { Script } from 'agentlanes/testing';
+import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { createHarness, type Harness } from '../support/runtime-harness.js';
 import { createSpanRecorder, parentOf, type SpanRecorder } from './otel-support.js';
 
@@ -129,6 +129,36 @@ describe('traceRuntime', () => {
     expect(named(recorder, 'chat ').map((span) => span.attributes['agentlanes.auth_profile.id'])).toEqual([
       'p2',
     ]);
+    await h.close();
+    await stop();
+  });
+
+  it('shows a fallback to the next model as an event with its reason, and a failed run as an error span', async () => {
+    const clock = fakeClock({ now: 0 });
+    const primary = scriptedModel([{ error: { status: 429, message: 'too many requests' } }], { clock });
+    const backup = scriptedModel([{ error: { status: 400, message: 'bad request' } }], { clock });
+    const h = createHarness([], {
+      clock,
+      providers: { scripted: primary, backup },
+      model: { provider: 'scripted', model: 'm', fallbacks: [{ provider: 'backup', model: 'm2' }] },
+      authProfiles: [{ id: 'p1', provider: 'scripted', type: 'api_key', secret: 'sk-one-0000' }],
+    });
+    const recorder = createSpanRecorder();
+    const stop = traceRuntime(h.runtime, { tracer: recorder.provider.getTracer('test') });
+    const run = await runOnce(h, recorder, 'hi');
+    expect(run.events.map((event) => event.name)).toContain('agentlanes.failover.fallback');
+    expect(run.events.find((event) => event.name === 'agentlanes.failover.fallback')?.attributes).toEqual({
+      'agentlanes.failover.reason': 'rate_limit',
+      'agentlanes.failover.from_provider': 'scripted',
+      'agentlanes.failover.from_model': 'm',
+      'agentlanes.failover.to_provider': 'backup',
+      'agentlanes.failover.to_model': 'm2',
+    });
+    expect(run.status).toEqual({ code: SpanStatusCode.ERROR, message: 'invalid_input' });
+    expect(run.attributes).toMatchObject({
+      'agentlanes.run.status': 'failed',
+      'error.type': 'invalid_input',
+    });
     await h.close();
     await stop();
   });
