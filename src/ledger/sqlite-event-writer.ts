@@ -10,7 +10,7 @@ export type SqliteEventWriter = EventWriter;
 /** What the event writer needs of the connection. */
 export interface SqliteEventWriterDeps {
   readonly db: Database.Database;
-  readonly write: (work: () => void) => Promise<void>;
+  readonly write: (work: () => void, statements?: 'one' | 'many') => Promise<void>;
   /** Why a write is refused now (closed, read-only), if it is. */
   readonly refusal: () => RuntimeError | undefined;
 }
@@ -23,7 +23,12 @@ export function createSqliteEventWriter({ db, write, refusal }: SqliteEventWrite
   );
   const writer = createEventWriter({
     deltas: createDeltaCoalescer(),
-    writeRows: (events) => write(() => events.forEach((event) => insert.run(eventRow(event)))),
+    // One row is one statement, atomic alone: a savepoint only for several.
+    writeRows: (events) =>
+      write(
+        () => events.forEach((event) => insert.run(eventRow(event))),
+        events.length === 1 ? 'one' : 'many',
+      ),
     refusal,
   });
   const highest = db.prepare('SELECT max(cursor) AS cursor FROM events').get() as { cursor: number | null };

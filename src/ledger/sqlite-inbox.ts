@@ -24,19 +24,23 @@ export function createSqliteInbox({ db, write, read }: SqliteAccess): InboxStore
         constraint(`inbox order ${record.order} of "${record.sessionKey}"`, () =>
           appendMessage.run(inboxRow(record)),
         ),
+        'one',
       ),
     updateMessages: (sessionKey, messageIds, update) =>
-      write(() => {
-        for (const messageId of messageIds) {
-          updateMessage.run({
-            session_key: sessionKey,
-            message_id: messageId,
-            status: update.status,
-            run_id: update.runId ?? null,
-            summary: update.summary ?? null,
-          });
-        }
-      }),
+      write(
+        () => {
+          for (const messageId of messageIds) {
+            updateMessage.run({
+              session_key: sessionKey,
+              message_id: messageId,
+              status: update.status,
+              run_id: update.runId ?? null,
+              summary: update.summary ?? null,
+            });
+          }
+        },
+        messageIds.length === 1 ? 'one' : 'many',
+      ),
     listMessages: (sessionKey, statuses) =>
       read(() => {
         const records = (listMessages.all(sessionKey) as InboxRow[]).map(toInboxRecord);

@@ -62,7 +62,10 @@ export function createSqliteRuns(
   const sql = prepareRunStatements(db);
   const methods: RunStore = {
     openRun: (record) =>
-      write(constraint(`run "${record.runId}"`, () => sql.openRun.run(openRunRow(record)))),
+      write(
+        constraint(`run "${record.runId}"`, () => sql.openRun.run(openRunRow(record))),
+        'one',
+      ),
     closeRun: (runId, close) =>
       write(() => {
         if (sql.closeRun.run(runCloseRow(runId, close)).changes === 0) {
