@@ -105,6 +105,8 @@ async function resumeRun(
 ): Promise<boolean> {
   const { policy, reason } = options;
   if (policy.crashedRuns === 'close' || policy.maxResumes <= 0) return false;
+  // A plan run is not resumed: its steps ran outside a turn loop (a step in doubt stays for undo's in-doubt rule).
+  if (run.provider === 'plan') return false;
   if (deps.clock.now() - run.startedAt > policy.maxAgeMs) return false;
   const events = await deps.ledger.readEvents({ sessionKey: run.sessionKey });
   const attempt = resumesOf(events, run.runId) + 1;

@@ -60,6 +60,7 @@ interface Outgoing {
  */
 const outcomeTypes: ReadonlySet<RuntimeEvent['type']> = new Set([
   'approval.requested',
+  'tool.in_doubt',
   'tool.deferred',
   'run.paused',
   'run.ended',
