@@ -45,7 +45,8 @@ import { releaseAfterFailedShutdown } from './shutdown-failure.js';
 import { createMessageAttachments } from './message-attachments.js';
 import { resolveAuthority } from './authority-options.js';
 import { runRoleLayers, type RuntimeAuthority } from './run-authority.js';
-import { resolveToolPolicy } from '../policies/tool-policy.js';
+import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
+import type { LiveSession } from '../actors/session-registry.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {
@@ -121,13 +122,33 @@ interface RuntimeBase {
   readonly authority: RuntimeAuthority;
 }
 
+/** The runtime's authority; a role layer with a bad glob or an unknown group throws invalid_input here. */
+function openAuthority(config: RuntimeConfig): RuntimeAuthority {
+  const authority = resolveAuthority(config.authority);
+  resolveToolPolicy([], Object.values(authority.tools), config.toolGroups);
+  return authority;
+}
+
+/**
+ * The tools of a session's run: the runtime's layers, the session's own, then `last` (the subagent layers, then the
+ * run's role layers: a run has the tools of the least authority among its messages, never more).
+ */
+function toolsOfSession(
+  sessionTools: SessionTools,
+  authority: RuntimeAuthority,
+  session: LiveSession | undefined,
+  subagentLayers: readonly ToolPolicyLayer[],
+) {
+  const context = session?.actor.getSnapshot().context;
+  const roleLayers = runRoleLayers(authority, context?.run ?? null);
+  return sessionTools.registryFor(context?.toolPolicy, [...subagentLayers, ...roleLayers]);
+}
+
 /** Open the ledger, the bus, the lanes and the auth profiles, and build the run services over them. */
 function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
   const { clock } = config;
   const internals = lateBound<RuntimeInternals>('the runtime internals');
-  const authority = resolveAuthority(config.authority);
-  // A role layer with a bad glob or an unknown group throws invalid_input here, not in a run.
-  resolveToolPolicy([], Object.values(authority.tools), config.toolGroups);
+  const authority = openAuthority(config);
   const subagents = openSubagents(config, internals);
   // Bad policy entries throw invalid_input here, at construction, before the ledger opens.
   const sessionTools = createSessionTools({
@@ -152,12 +173,8 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     clock,
     onError,
   });
-  // The run's role narrows last: a run has the tools of the least authority among its messages, never more.
-  const toolsFor = (sessionKey: string) => {
-    const context = live(sessionKey)?.actor.getSnapshot().context;
-    const roleLayers = runRoleLayers(authority, context?.run ?? null);
-    return sessionTools.registryFor(context?.toolPolicy, [...subagents.layersFor(sessionKey), ...roleLayers]);
-  };
+  const toolsFor = (sessionKey: string) =>
+    toolsOfSession(sessionTools, authority, live(sessionKey), subagents.layersFor(sessionKey));
   const accepting = () => state.closing === undefined;
   const toolByName = (name: string) => sessionTools.byName(name);
   const parts = {

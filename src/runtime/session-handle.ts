@@ -124,6 +124,22 @@ function sessionReads(internals: RuntimeInternals, key: string): Pick<Session, '
   };
 }
 
+/** Abort session `key`'s run; with `by`, only when its role may stop that run (`forbidden` otherwise). */
+async function abortAs(
+  internals: RuntimeInternals,
+  key: string,
+  options: { reason?: string; by?: Controller } | undefined,
+): Promise<boolean> {
+  const by = options?.by;
+  if (by !== undefined) {
+    await internals.withSession(key, (live) => {
+      assertMayControl(internals.admission.authority, live, 'stop', by);
+      return Promise.resolve();
+    });
+  }
+  return abortSession(internals, key, options?.reason ?? 'aborted by the caller');
+}
+
 /** Create the handle of session `key` (already validated). */
 export function createSessionHandle(internals: RuntimeInternals, key: string): Session {
   const { withSession } = internals;
@@ -137,16 +153,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       return withSession(key, (live) => admitMessage(internals.admission, live, message, settings));
     },
     steer: (input) => session.send(input, { mode: 'steer' }),
-    abort: async (options) => {
-      if (options?.by !== undefined) {
-        const by = options.by;
-        await withSession(key, (live) => {
-          assertMayControl(internals.admission.authority, live, 'stop', by);
-          return Promise.resolve();
-        });
-      }
-      return abortSession(internals, key, options?.reason ?? 'aborted by the caller');
-    },
+    abort: (options) => abortAs(internals, key, options),
     async waitForEnd(options) {
       const timeoutMs = parseTimeout(options);
       // Through the gate: a session that is not live yet (startup recovery, hibernated) may hold a paused run.
