@@ -22,6 +22,10 @@ function ledgerText(path: string): string {
     .join('\n');
 }
 
+/** Events in the order of their tool's name: the four calls run in parallel and finish in any order. */
+const byTool = <T extends { readonly tool: string }>(events: T[]): T[] =>
+  [...events].sort((left, right) => left.tool.localeCompare(right.tool));
+
 describe('mcpTools and secrets', () => {
   it('keeps env and header secrets out of the SQLite ledger, the events and the errors', async () => {
     const files = await startFiles();
@@ -43,11 +47,11 @@ describe('mcpTools and secrets', () => {
     const chat = h.runtime.session('telegram:1');
     await chat.send('leak please');
     expect(await chat.waitForEnd({ timeoutMs: 600_000 })).toMatchObject({ run: { status: 'completed' } });
-    expect(h.of('tool.succeeded')).toMatchObject([
+    expect(byTool(h.of('tool.succeeded'))).toMatchObject([
       { tool: 'files_echo_secret', output: 'token=***' },
       { tool: 'remote_echo_secret', output: 'token=***' },
     ]);
-    expect(h.of('tool.failed')).toMatchObject([
+    expect(byTool(h.of('tool.failed'))).toMatchObject([
       {
         tool: 'files_fail_secret',
         error: { code: 'tool_failed', message: expect.stringContaining('***') as string },
@@ -57,6 +61,8 @@ describe('mcpTools and secrets', () => {
         error: { code: 'tool_failed', message: expect.stringContaining('***') as string },
       },
     ]);
+    // The server logged its secret: the log event carries it masked.
+    await files.next((event) => event.type === 'log' && event.data === 'echoing token=***');
     const transcript = JSON.stringify(await chat.transcript());
     await h.close();
     const seen = [ledgerText(path), JSON.stringify(h.events), JSON.stringify(files.events), transcript];

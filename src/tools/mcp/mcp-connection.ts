@@ -9,6 +9,7 @@ import {
 import type { Clock } from '../../core/clock.js';
 import { RuntimeError } from '../../core/errors.js';
 import { scrubSecrets } from '../../core/scrub-secrets.js';
+import { scrubDeep } from './mcp-result.js';
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
 export interface McpStdioTransport {
@@ -100,7 +101,7 @@ async function openClient(
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => options.onToolsChanged());
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     const { level, data } = notification.params;
-    onEvent({ type: 'log', server, level, data: typeof data === 'string' ? scrub(data) : data });
+    onEvent({ type: 'log', server, level, data: scrubDeep(data, transportSecrets(options.transport)) });
   });
   client.onerror = (error) => onEvent({ type: 'error', server, message: scrub(messageOf(error)) });
   client.onclose = () => {

@@ -72,9 +72,10 @@ export function createFilesServer(options: FilesServerOptions): McpServer {
   server.registerTool(
     'echo_secret',
     { description: 'Echo the server secret', annotations: { readOnlyHint: true } },
-    () => ({
-      content: [{ type: 'text' as const, text: `token=${options.secret}` }],
-    }),
+    () => {
+      log(`echoing token=${options.secret}`);
+      return { content: [{ type: 'text' as const, text: `token=${options.secret}` }] };
+    },
   );
   server.registerTool(
     'fail_secret',
