@@ -58,6 +58,8 @@ function describeMessage(event: MessageEvent): EventDescription {
           event.messageId,
           `${event.mode} -> ${event.disposition}`,
           ...(event.senderId === undefined ? [] : [`from ${event.senderId}`]),
+          // The sender's authority (docs/semantics.md, "Authority in group chats"), in replay and the dashboard.
+          ...(event.senderRole === undefined ? [] : [`as ${event.senderRole}`]),
           quote(event.text),
         ],
       };
