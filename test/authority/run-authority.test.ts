@@ -92,6 +92,24 @@ describe('authority of a run', () => {
     await h.close();
   });
 
+  it("queues a guest's interrupt of the owner run as a followup, and lets an admin interrupt it", async () => {
+    const { h, chat } = setup([{ hang: true }, { text: 'for guest' }, { text: 'for admin' }]);
+    await chat.send({ id: 'm0', text: 'hi', sender: owner });
+    const byGuest = await chat.send({ id: 'm1', text: 'stop that', sender: guest }, { mode: 'interrupt' });
+    expect(byGuest.disposition).toBe('queued');
+    expect(chat.status()).toMatchObject({ runId: 'run_1', queued: 1 });
+    const byAdmin = await chat.send(
+      { id: 'm2', text: 'urgent', sender: { id: 'ada', role: 'admin' } },
+      { mode: 'interrupt' },
+    );
+    expect(byAdmin.disposition).toBe('interrupted');
+    await h.clock.advance(60_000);
+    const ended = h.of('run.ended').map((event) => [event.runId, event.status]);
+    expect(ended[0]).toEqual(['run_1', 'interrupted']);
+    expect(h.of('run.started').map((event) => event.messageIds)).toEqual([['m0'], ['m2'], ['m1']]);
+    await h.close();
+  });
+
   it('refuses a guest stopping the owner run and lets the owner and an admin stop it', async () => {
     const { h, chat } = setup([{ text: 'one two three four', tokenDelayMs: 10 }]);
     await chat.send({ id: 'm0', text: 'hi', sender: owner });
