@@ -3,7 +3,8 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { maxHostTimerMs, systemClock, type Clock } from '../../core/clock.js';
-import { RuntimeError } from '../../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../../core/errors.js';
+import { scrubSecrets } from '../../core/scrub-secrets.js';
 import { defineTool, type Tool, type ToolContext, type ToolRisk } from '../define-tool.js';
 import type { ToolSource } from '../tool-source.js';
 import { isIdempotentMcpTool, riskOfMcpTool } from './mcp-annotations.js';
@@ -173,7 +174,11 @@ function createSource(config: McpToolsConfig, clock: Clock, onEvent: (event: Mcp
     restart: config.restart,
     clock,
     onToolsChanged: () => void refresh().catch(report),
-    onEvent,
+    onEvent: (event) => {
+      onEvent(event);
+      // A server started again may offer other tools, and it announces no change for a fresh session.
+      if (event.type === 'connected' && event.restart) void refresh().catch(report);
+    },
   });
   return { current: () => tools, refresh, close: () => connection.close() };
 }
@@ -191,7 +196,13 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpToolSource>
     await source.refresh();
   } catch (error) {
     await source.close().catch(() => undefined);
-    throw error;
+    if (isRuntimeError(error)) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    const secrets = transportSecrets(config.transport);
+    throw new RuntimeError(
+      'tool_failed',
+      scrubSecrets(`MCP server "${config.name}" could not list its tools: ${message}`, secrets),
+    );
   }
   const members = config.prefix === '' ? source.current().map((tool) => tool.name) : [`${config.prefix}*`];
   return {
