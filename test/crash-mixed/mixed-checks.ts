@@ -8,7 +8,7 @@ import {
 } from './message-checks.js';
 import { sidePathOf } from './mixed-protocol.js';
 import { sessionKeys, type Tally } from './mixed-workload.js';
-import { checkPlanAnswers, checkRuns } from './run-checks.js';
+import { checkPlanAnswers, checkRuns, resumesOf } from './run-checks.js';
 import { checkTools, readSideRecords } from './tool-checks.js';
 
 /** What the file and the side records hold, and every promise they break. */
@@ -17,6 +17,10 @@ export interface MixedFindings {
   readonly counts: Readonly<Record<ViolationKind, number>>;
   readonly runs: number;
   readonly crashedRuns: number;
+  /** Runs that completed after resuming from a kill. */
+  readonly resumedRuns: number;
+  /** Tool calls a kill left in doubt (each answered by the operator, never run again on its own). */
+  readonly inDoubt: number;
   readonly planRuns: number;
   readonly messages: number;
   readonly toolExecutions: number;
@@ -62,6 +66,8 @@ export async function findMixedViolations(dbPath: string, tally: Tally): Promise
       counts,
       runs: all.length,
       crashedRuns: all.filter((run) => run.status === 'crashed').length,
+      resumedRuns: all.filter((run) => run.status === 'completed' && resumesOf(events, run.runId) > 0).length,
+      inDoubt: events.filter((event) => event.type === 'tool.in_doubt').length,
       planRuns: all.filter((run) => run.provider === 'plan').length,
       messages,
       toolExecutions: count('executed'),

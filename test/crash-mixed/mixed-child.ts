@@ -58,6 +58,7 @@ function codeOf(error: unknown): string {
  * event whose call no longer waits is refused with `not_found` / `invalid_input`, reported as stale.
  */
 async function operate(event: RuntimeEvent): Promise<void> {
+  if (event.type === 'tool.in_doubt') return rejectInDoubt(event);
   if (event.type !== 'approval.requested' && event.type !== 'tool.deferred') return;
   const session = runtime.session(event.sessionKey);
   const { runId = '', toolCallId, tool } = event;
@@ -84,8 +85,22 @@ async function operate(event: RuntimeEvent): Promise<void> {
   }
 }
 
+/**
+ * A call a kill cut in doubt is never approved (that would run it a second time): the operator rejects it, so the
+ * model hears its outcome is unknown. Its `approval.requested`, which follows, then finds it settled (stale).
+ */
+async function rejectInDoubt(event: RuntimeEvent & { type: 'tool.in_doubt' }): Promise<void> {
+  try {
+    await runtime.session(event.sessionKey).approve({ toolCallId: event.toolCallId, decision: 'reject' });
+  } catch (error) {
+    if (isRuntimeError(error, 'runtime_closed')) return;
+    report({ stale: `${event.runId ?? ''}/${event.toolCallId}`, code: codeOf(error) });
+  }
+}
+
 const operator = (async () => {
-  const events = runtime.events({ consumer: 'operator', types: ['approval.requested', 'tool.deferred'] });
+  const types = ['tool.in_doubt', 'approval.requested', 'tool.deferred'] as const;
+  const events = runtime.events({ consumer: 'operator', types: [...types] });
   for await (const event of events) await operate(event);
 })().catch((error: unknown) => {
   if (!isRuntimeError(error, 'runtime_closed'))

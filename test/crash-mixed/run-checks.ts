@@ -92,13 +92,33 @@ function checkEndings(
         kind: 'other',
         text: `${key}: run ${run.runId} is ${run.status}, its run.ended says ${event.status}`,
       });
-    if (tally.leftOpen.has(run.runId) !== (run.status === 'crashed'))
-      violations.push({
-        kind: 'other',
-        text: `${key}: run ${run.runId} is ${run.status}, but ${tally.leftOpen.has(run.runId) ? 'a kill left it open' : 'no kill left it open'}`,
-      });
+    violations.push(...checkCut(key, run, events, tally));
   }
   return violations;
+}
+
+/** How many times a run resumed after a kill (its `run.resumed` events that name a reason). */
+export function resumesOf(events: readonly RuntimeEvent[], runId: string): number {
+  return events.filter(
+    (event) => event.type === 'run.resumed' && event.runId === runId && event.reason !== undefined,
+  ).length;
+}
+
+/**
+ * A chat run a kill cut resumes and ends as any run (completed, or interrupted by a message); it is crashed only
+ * after its 2 resumes. A plan run a kill cut is closed crashed. A run no kill cut never resumes nor crashes.
+ */
+function checkCut(key: string, run: RunRecord, events: readonly RuntimeEvent[], tally: Tally): Violation[] {
+  const cut = tally.leftOpen.has(run.runId);
+  const resumes = resumesOf(events, run.runId);
+  const crashed = run.status === 'crashed';
+  let allowed: boolean;
+  if (!cut) allowed = !crashed && resumes === 0;
+  else if (run.provider === 'plan') allowed = crashed;
+  else allowed = crashed ? resumes === 2 : true;
+  if (allowed) return [];
+  const why = cut ? `a kill left it open and it resumed ${resumes} times` : 'no kill left it open';
+  return [{ kind: 'other', text: `${key}: run ${run.runId} is ${run.status}, but ${why}` }];
 }
 
 /** Every way one session's runs overlap, stay open or end in a way the workload does not allow. */
