@@ -39,6 +39,7 @@ export const agentlanes = {
   profileId: 'agentlanes.auth_profile.id',
   cost: 'agentlanes.cost',
   messageId: 'agentlanes.message.id',
+  messageIds: 'agentlanes.message.ids',
   disposition: 'agentlanes.message.disposition',
   waitedMs: 'agentlanes.queue.waited_ms',
   stepId: 'agentlanes.step.id',

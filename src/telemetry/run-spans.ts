@@ -84,6 +84,24 @@ export class RunSpans {
     if (this.options.recordContent) run.span.setAttribute(genAi.inputMessages, userMessages(texts));
   }
 
+  /** Steer messages taken into a running run: an event on its span (their text too, when content is recorded). */
+  messagesAdmitted(event: EventOf<'message.admitted'>): void {
+    const taken = this.received.take(event.sessionKey, event.messageIds);
+    const run = this.run(event.runId);
+    if (run === undefined) return;
+    const texts = taken.flatMap((message) => (message.text === undefined ? [] : [message.text]));
+    const attributes = defined({
+      [agentlanes.messageIds]: [...event.messageIds],
+      [genAi.inputMessages]: this.options.recordContent ? userMessages(texts) : undefined,
+    });
+    run.span.addEvent('agentlanes.message.admitted', attributes, timeOf(event.at));
+  }
+
+  /** A message that will never run (dropped by the queue cap): forgotten. */
+  messageDropped(event: EventOf<'message.dropped'>): void {
+    this.received.take(event.sessionKey, [event.messageId]);
+  }
+
   runResumed(event: EventOf<'run.resumed'>): void {
     const attributes = defined({
       [agentlanes.resumedFrom]: event.from,

@@ -102,6 +102,8 @@ function mark(spans: RunSpans, event: RuntimeEvent, attributes: Record<string, s
 /** What each traced event does to the spans. */
 const handlers: Handlers = {
   'message.received': (spans, event) => spans.messageReceived(event),
+  'message.admitted': (spans, event) => spans.messagesAdmitted(event),
+  'message.dropped': (spans, event) => spans.messageDropped(event),
   'run.started': (spans, event) => spans.runStarted(event),
   'run.resumed': (spans, event) => spans.runResumed(event),
   'run.paused': (spans, event) => spans.runPaused(event),

@@ -210,6 +210,36 @@ describe('traceRuntime', () => {
     await stop();
   });
 
+  it('marks a steer message taken into the running run on its span', async () => {
+    const { h, recorder, stop } = traced(
+      [{ text: 'one two three', tokenDelayMs: 10 }, { text: 'ok' }],
+      {},
+      true,
+    );
+    const chat = h.runtime.session('telegram:1');
+    await chat.send({ id: 'a', text: 'first' });
+    await h.clock.advance(10);
+    expect(await chat.send({ id: 'b', text: 'use metric units' }, { mode: 'steer' })).toMatchObject({
+      disposition: 'steered',
+    });
+    const ended = chat.waitForEnd();
+    await h.clock.runAll();
+    await ended;
+    const run = await recorder.ended('invoke_agent');
+    const admitted = run.events.filter((event) => event.name === 'agentlanes.message.admitted');
+    expect(admitted.map((event) => event.attributes)).toEqual([
+      {
+        'agentlanes.message.ids': ['b'],
+        'gen_ai.input.messages': JSON.stringify([
+          { role: 'user', parts: [{ type: 'text', content: 'use metric units' }] },
+        ]),
+      },
+    ]);
+    expect(named(recorder, 'chat m')).toHaveLength(2);
+    await h.close();
+    await stop();
+  });
+
   it('ends the run span at an approval pause and links the span that resumes the run to it', async () => {
     const refund = defineTool({
       name: 'refund',
