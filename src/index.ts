@@ -20,6 +20,8 @@ export {
   type ApprovePlanInput,
   type EventStreamOptions,
   type InboundMessageInput,
+  type AuthorityOptions,
+  type Controller,
   type SessionSummary,
   type SessionPage,
   type SessionPageOptions,
@@ -47,6 +49,7 @@ export {
   type ToolRisk,
 } from './tools/index.js';
 export { RuntimeError, isRuntimeError, errorCodes, type ErrorCode, type ErrorInfo } from './core/errors.js';
+export { builtInRoles, controlActions, type BuiltInRole, type ControlAction } from './core/authority.js';
 export {
   runtimeEventSchema,
   parseRuntimeEvent,

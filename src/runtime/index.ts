@@ -11,5 +11,7 @@ export type { SessionState } from '../actors/session-activity.js';
 export type { EventStreamOptions } from './event-stream.js';
 export type { ForkOptions } from './fork-session.js';
 export type { InboundMessageInput } from './inbound-message.js';
+export type { AuthorityOptions } from './authority-options.js';
+export type { Controller } from './control-check.js';
 export type { SessionSummary, SessionPage, SessionPageOptions, PendingCall } from './runtime-queries.js';
 export { runtimeOptionsSchema, type RuntimeOptions } from './runtime-options.js';
