@@ -56,7 +56,17 @@ describe('the Postgres global setup of the test run', () => {
     const clone = join(directory, 'agentlanes');
     const clonedFrom = spawnSync(
       'git',
-      ['clone', '--quiet', '--depth', '1', `file://${repositoryRoot}`, clone],
+      // A checkout on a detached HEAD (as CI's may be) clones with git's advice on stderr unless it is off.
+      [
+        '-c',
+        'advice.detachedHead=false',
+        'clone',
+        '--quiet',
+        '--depth',
+        '1',
+        `file://${repositoryRoot}`,
+        clone,
+      ],
       {
         encoding: 'utf8',
       },
