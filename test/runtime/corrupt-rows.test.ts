@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, createSqliteLedger, isRuntimeError, type RuntimeEvent } from 'agentlanes';
-import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { createSqliteLedger, isRuntimeError, type RuntimeEvent } from 'agentlanes';
+import { rejection, startOnFile as start } from '../support/file-runtime.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -33,46 +33,6 @@ async function ledgerFile(damage: string[]): Promise<string> {
   for (const statement of damage) raw.exec(statement);
   raw.close();
   return path;
-}
-
-function start(path: string) {
-  const clock = fakeClock({ now: 10_000 });
-  const model = scriptedModel(() => ({ text: 'done' }), { clock });
-  const errors: unknown[] = [];
-  const runtime = createRuntime({
-    ledger: { path },
-    providers: { scripted: model },
-    model: { provider: 'scripted', model: 'm' },
-    queue: { mode: 'followup', debounceMs: 100 },
-    clock,
-    onError: (error) => errors.push(error),
-  });
-  const events: RuntimeEvent[] = [];
-  const stop = new AbortController();
-  const reading = (async () => {
-    for await (const event of runtime.events({ signal: stop.signal })) events.push(event);
-  })();
-  return {
-    runtime,
-    clock,
-    model,
-    errors,
-    events,
-    async close() {
-      const closing = runtime.close();
-      await clock.runAll();
-      await closing;
-      stop.abort();
-      await reading;
-    },
-  };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
 }
 
 describe('createRuntime (corrupt ledger rows)', () => {

@@ -1,52 +1,13 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createRuntime, isRuntimeError, type RuntimeEvent } from 'agentlanes';
-import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { isRuntimeError } from 'agentlanes';
+import { rejection, startOnFile as start } from '../support/file-runtime.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';
-
-/** A runtime on the ledger file at `path`, with every event and every reported error kept. */
-function start(path: string) {
-  const clock = fakeClock({ now: 10_000 });
-  const model = scriptedModel(() => ({ text: 'done' }), { clock });
-  const errors: unknown[] = [];
-  const runtime = createRuntime({
-    ledger: { path },
-    providers: { scripted: model },
-    model: { provider: 'scripted', model: 'm' },
-    queue: { mode: 'followup', debounceMs: 100 },
-    clock,
-    onError: (error) => errors.push(error),
-  });
-  const events: RuntimeEvent[] = [];
-  const stop = new AbortController();
-  const reading = (async () => {
-    for await (const event of runtime.events({ signal: stop.signal })) events.push(event);
-  })();
-  // Events past `after` only: a second runtime on the file replays the first one's events.
-  const started = (after = 0) =>
-    events.filter((event) => event.type === 'run.started' && event.cursor > after).length;
-  const corruptErrors = () => errors.filter((error) => isRuntimeError(error, 'ledger_corrupt'));
-  async function close(): Promise<void> {
-    const closing = runtime.close();
-    await clock.runAll();
-    await closing;
-    stop.abort();
-    await reading;
-  }
-  return { runtime, clock, model, errors, events, started, corruptErrors, close };
-}
 
 function damage(path: string, statement: string): void {
   const raw = new Database(path);
   raw.exec(statement);
   raw.close();
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
 }
 
 const fiveMinutes = 5 * 60_000;
