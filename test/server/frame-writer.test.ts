@@ -43,17 +43,19 @@ function connection() {
   };
 }
 
+/** A writer with a 4 KB client buffer over a new connection, on a fake clock. */
+function open(options: { heartbeatMs: number; slowClientMs: number }) {
+  const clock = fakeClock({ now: 0 });
+  const link = connection();
+  const writer = createFrameWriter(link.stream, { clock, clientBufferBytes: 4096, ...options }, link.hooks);
+  return { clock, link, writer };
+}
+
 const frame = `data: ${'x'.repeat(1000)}\n\n`;
 
 describe('createFrameWriter', () => {
   it('waits once the connection holds more than clientBufferBytes, though the stream took every frame', async () => {
-    const clock = fakeClock({ now: 0 });
-    const link = connection();
-    const writer = createFrameWriter(
-      link.stream,
-      { clock, heartbeatMs: 60_000, clientBufferBytes: 4096, slowClientMs: 10_000 },
-      link.hooks,
-    );
+    const { link, writer } = open({ heartbeatMs: 60_000, slowClientMs: 10_000 });
     for (let index = 0; index < 4; index++) {
       await writer.write(frame);
       link.hold(Buffer.byteLength(frame));
@@ -74,13 +76,7 @@ describe('createFrameWriter', () => {
   });
 
   it('cuts a client whose connection stays above clientBufferBytes for slowClientMs', async () => {
-    const clock = fakeClock({ now: 0 });
-    const link = connection();
-    const writer = createFrameWriter(
-      link.stream,
-      { clock, heartbeatMs: 60_000, clientBufferBytes: 4096, slowClientMs: 10_000 },
-      link.hooks,
-    );
+    const { clock, link, writer } = open({ heartbeatMs: 60_000, slowClientMs: 10_000 });
     link.hold(10_000);
     const waiting = writer.write(frame);
     await clock.advance(9_999);
@@ -93,13 +89,7 @@ describe('createFrameWriter', () => {
   });
 
   it('sends no heartbeat while the connection is behind', async () => {
-    const clock = fakeClock({ now: 0 });
-    const link = connection();
-    const writer = createFrameWriter(
-      link.stream,
-      { clock, heartbeatMs: 1_000, clientBufferBytes: 4096, slowClientMs: 0 },
-      link.hooks,
-    );
+    const { clock, link, writer } = open({ heartbeatMs: 1_000, slowClientMs: 0 });
     await clock.advance(1_000);
     expect(link.written).toEqual([': heartbeat\n\n']);
     link.hold(5_000);
