@@ -43,6 +43,8 @@ export const agentlanes = {
   disposition: 'agentlanes.message.disposition',
   waitedMs: 'agentlanes.queue.waited_ms',
   stepId: 'agentlanes.step.id',
+  /** A tool call found after a crash with no recorded outcome. */
+  inDoubt: 'agentlanes.tool.in_doubt',
   /** Set on spans still open when tracing stopped: they end at the stop, not when their work did. */
   cut: 'agentlanes.trace.cut',
 } as const;

@@ -205,6 +205,18 @@ export class RunSpans {
     span.end(timeOf(event.at));
   }
 
+  /** A call found after a crash with no recorded outcome: its span (when this tracer saw it start) ends in doubt. */
+  toolInDoubt(event: EventOf<'tool.in_doubt'>): void {
+    if (event.runId === undefined) return;
+    const key = toolKey(event.runId, event.toolCallId);
+    const span = this.tools.get(key);
+    this.tools.delete(key);
+    span?.setAttribute(agentlanes.inDoubt, true);
+    span?.end(timeOf(event.at));
+    const attributes = { [genAi.toolName]: event.tool, [genAi.toolCallId]: event.toolCallId };
+    this.run(event.runId)?.span.addEvent('agentlanes.tool.in_doubt', attributes, timeOf(event.at));
+  }
+
   compactionStarted(event: EventOf<'compaction.started'>): void {
     const run = this.runOf(event);
     if (run === undefined || event.runId === undefined) return;

@@ -113,6 +113,7 @@ const handlers: Handlers = {
   'tool.called': (spans, event) => spans.toolCalled(event),
   'tool.succeeded': (spans, event) => spans.toolSettled(event),
   'tool.failed': (spans, event) => spans.toolSettled(event),
+  'tool.in_doubt': (spans, event) => spans.toolInDoubt(event),
   'compaction.started': (spans, event) => spans.compactionStarted(event),
   'compaction.ended': (spans, event) => spans.compactionEnded(event),
   'failover.rotated': (spans, event) =>

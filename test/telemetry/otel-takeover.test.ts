@@ -22,6 +22,7 @@ function takenOverRun(): RuntimeEvent[] {
     { type: 'run.started', at: 1_000, messageIds: ['m1'], provider: 'openai', model: 'gpt-4o-mini' },
     { type: 'tool.called', at: 1_200, toolCallId: 'call-1', tool: 'lookup', args: { city: 'Lisbon' } },
     { type: 'run.resumed', at: 15_000, reason: 'takeover', attempt: 1 },
+    { type: 'tool.in_doubt', at: 15_000, toolCallId: 'call-1', tool: 'lookup', args: {}, reason: 'takeover' },
     {
       type: 'cost.updated',
       at: 15_900,
@@ -67,14 +68,16 @@ describe('traceRuntime across a takeover', () => {
         'agentlanes.run.resumed',
         { 'agentlanes.run.resume_reason': 'takeover', 'agentlanes.run.resume_attempt': 1 },
       ],
+      ['agentlanes.tool.in_doubt', { 'gen_ai.tool.name': 'lookup', 'gen_ai.tool.call.id': 'call-1' }],
     ]);
     const chat = recorder.spans().find((span) => span.name === 'chat gpt-4o-mini');
     expect(parentOf(chat!)).toBe(run.spanContext().spanId);
     expect(chat?.startTime).toEqual([15, 100_000_000]);
     expect(chat?.endTime).toEqual([15, 900_000_000]);
-    // The tool call the dead worker started has no outcome: its span ends with the run.
+    // The tool call the dead worker started has no outcome: its span ends when the new worker finds it in doubt.
     const tool = recorder.spans().find((span) => span.name === 'execute_tool lookup');
     expect(parentOf(tool!)).toBe(run.spanContext().spanId);
-    expect(tool?.endTime).toEqual(run.endTime);
+    expect(tool?.attributes['agentlanes.tool.in_doubt']).toBe(true);
+    expect(tool?.endTime).toEqual([15, 0]);
   });
 });
