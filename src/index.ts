@@ -47,6 +47,8 @@ export {
   type ToolContext,
   type ToolDefinition,
   type ToolRisk,
+  type ToolEntry,
+  type ToolSource,
 } from './tools/index.js';
 export { RuntimeError, isRuntimeError, errorCodes, type ErrorCode, type ErrorInfo } from './core/errors.js';
 export { builtInRoles, controlActions, type BuiltInRole, type ControlAction } from './core/authority.js';
