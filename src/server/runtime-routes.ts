@@ -113,8 +113,9 @@ export function mountRuntimeRoutes(app: Hono<ServerEnv>, deps: RuntimeRouteDeps)
   app.get('/v1/capabilities', (c) => {
     const grant = c.get('grant');
     const can = capabilities.filter((capability) => grant.can.has(capability));
-    const { sessionKeyPrefixes } = grant;
-    return c.json({ can, ...(sessionKeyPrefixes === undefined ? {} : { sessionKeyPrefixes }) });
+    const { sessionKeyPrefixes, role } = grant;
+    const scope = sessionKeyPrefixes === undefined ? {} : { sessionKeyPrefixes };
+    return c.json({ can, ...scope, ...(role === undefined ? {} : { role }) });
   });
   app.get('/v1/approvals', read, async (c) => {
     const grant = c.get('grant');

@@ -81,6 +81,16 @@ describe('tokens of different roles over HTTP', () => {
     expect(received).toMatchObject({ type: 'message.received', messageId: 'm1', senderRole: 'guest' });
   });
 
+  it('tells a client the role its token speaks with', async () => {
+    harness = await start();
+    const response = await harness.request('/v1/capabilities', { token: memberToken });
+    expect(await response.json()).toEqual({
+      can: ['send', 'read', 'abort'],
+      sessionKeyPrefixes: ['web:'],
+      role: 'member',
+    });
+  });
+
   it("refuses a guest's and a member's abort of the owner's run, and lets the owner abort it", async () => {
     harness = await start();
     await post(`/v1/sessions/${key}/messages`, ownerToken, {
