@@ -92,6 +92,20 @@ describe('authority of a run', () => {
     await h.close();
   });
 
+  it("steers a member's message into the member's own run, with its sender line", async () => {
+    const { h, chat } = setup([streaming, { text: 'adjusted' }]);
+    await chat.send({ id: 'm0', text: 'hi', sender: member });
+    await h.clock.advance(5);
+    const steered = await chat.send({ id: 's1', text: 'in metric', sender: member }, { mode: 'steer' });
+    expect(steered.disposition).toBe('steered');
+    await h.clock.advance(60_000);
+    expect(h.model.requests[1]?.messages.at(-1)).toEqual({
+      role: 'user',
+      content: '[sender "Bob" id="bob" role=member]\nin metric',
+    });
+    await h.close();
+  });
+
   it("queues a guest's interrupt of the owner run as a followup, and lets an admin interrupt it", async () => {
     const { h, chat } = setup([{ hang: true }, { text: 'for guest' }, { text: 'for admin' }]);
     await chat.send({ id: 'm0', text: 'hi', sender: owner });
