@@ -116,5 +116,11 @@ export {
   roleToolLayers,
 } from './authority.js';
 export type { Authority, ControlRule, RunAuthority } from './authority.js';
-export { attributeMessage, escapeSenderText, senderPrefix } from './sender-prompt.js';
+export {
+  attributeMessage,
+  escapeSenderText,
+  senderLinesNotice,
+  senderPrefix,
+  systemWithSenderLines,
+} from './sender-prompt.js';
 export type { SenderAttribution } from './sender-prompt.js';

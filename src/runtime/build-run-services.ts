@@ -4,6 +4,7 @@ import type { SessionLane } from '../lanes/session-lane.js';
 import type { Ledger } from '../ledger/index.js';
 import type { StepToolRunner } from '../plans/step-jobs.js';
 import { maxAttempts } from '../policies/attempt-budget.js';
+import { systemWithSenderLines } from '../policies/sender-prompt.js';
 import type { ModelProvider } from '../providers/model-provider.js';
 import type { AuthProfilePool, ModelCandidate } from '../runner/failover-context.js';
 import type { RunServices } from '../runner/run-services.js';
@@ -81,7 +82,11 @@ export function buildRunServices(config: RuntimeConfig, parts: RunServiceParts):
     toolByName: parts.toolByName,
     limits: config.limits,
     blocks: config.blocks,
-    system: config.systemPrompt,
+    // With sender lines the model is told what they are (docs/semantics.md, "Authority in group chats").
+    system:
+      config.authority?.attribution === true
+        ? systemWithSenderLines(config.systemPrompt)
+        : config.systemPrompt,
     compactor: config.compactor,
     alwaysApprove: config.approvals.alwaysApprove,
     subagents: parts.subagents,
