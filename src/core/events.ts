@@ -32,6 +32,8 @@ const payloads = {
     senderName: z.string().optional(),
     senderRole: z.string().optional(),
     channel: z.string().optional(),
+    // The sender's W3C trace context, when it passed one: a trace of the run links to it (agentlanes/otel).
+    traceparent: z.string().optional(),
   },
   'message.queued': { messageId: z.string(), position: z.number() },
   'message.collected': { messageId: z.string(), position: z.number() },

@@ -91,6 +91,7 @@ function announce(
     disposition: outcome.disposition,
     ...senderOf(decided),
     ...(channel === undefined ? {} : { channel }),
+    ...(message.traceparent === undefined ? {} : { traceparent: message.traceparent }),
   });
   if (outcome.disposition === 'steered')
     deps.emit(session, {

@@ -38,6 +38,14 @@ export const inboundMessageSchema = z
     thread: wellFormed().min(1).max(256).optional(),
     /** Content parts after the text (docs/attachments.md); with parts, `text` may be left out. */
     parts: z.array(messagePartSchema).min(1).max(64).optional(),
+    /**
+     * The W3C trace context (`traceparent`) of the code that sent the message, carried to its run (on whichever
+     * worker runs it) so traces link the two; `withTraceContext` of `agentlanes/otel` sets it.
+     */
+    traceparent: z
+      .string()
+      .regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, 'a W3C traceparent')
+      .optional(),
   })
   .strict();
 

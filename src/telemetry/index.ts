@@ -3,3 +3,4 @@
  * through `@opentelemetry/api` (an optional peer dependency; a no-op until the application installs an SDK).
  */
 export { traceRuntime, type TraceRuntimeOptions } from './trace-runtime.js';
+export { withTraceContext, type TracedMessage } from './trace-context.js';

@@ -4,6 +4,8 @@ export interface ReceivedMessage {
   readonly at: number;
   readonly disposition: string;
   readonly text: string | undefined;
+  /** The sender's W3C trace context, when it passed one. */
+  readonly traceparent: string | undefined;
 }
 
 /** The most messages remembered between acceptance and their run's start (the oldest go first past it). */

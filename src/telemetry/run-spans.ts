@@ -5,7 +5,9 @@ import {
   trace,
   type Attributes,
   type Context,
+  type Link,
   type Span,
+  type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
 import type { EventOf, RuntimeEvent } from '../core/events.js';
@@ -18,6 +20,7 @@ import {
   userMessages,
 } from './gen-ai-attributes.js';
 import { ReceivedMessages, type ReceivedMessage } from './received-messages.js';
+import { spanContextOf } from './trace-context.js';
 
 /** What the spans are made with. */
 export interface RunSpanOptions {
@@ -64,22 +67,32 @@ export class RunSpans {
       at: event.at,
       disposition: event.disposition,
       text: this.options.recordContent ? event.text : undefined,
+      traceparent: event.traceparent,
     });
   }
 
   runStarted(event: EventOf<'run.started'>): void {
-    const run = this.openRun(event, {
-      [genAi.providerName]: event.provider,
-      [genAi.system]: event.provider,
-      [genAi.requestModel]: event.model,
-    });
+    const received = this.received.take(event.sessionKey, event.messageIds);
+    // The run is a child of the span that sent its first message (when the sender passed its trace context), and
+    // links to those that sent the others.
+    const senders = received.flatMap((message) => spanContextOf(message.traceparent) ?? []);
+    const [parent, ...others] = senders;
+    const run = this.openRun(
+      event,
+      {
+        [genAi.providerName]: event.provider,
+        [genAi.system]: event.provider,
+        [genAi.requestModel]: event.model,
+      },
+      { parent, links: others.map((span) => ({ context: span })) },
+    );
     if (run === undefined) return;
     const texts: string[] = [];
-    for (const received of this.received.take(event.sessionKey, event.messageIds)) {
-      if (received.text !== undefined) texts.push(received.text);
+    for (const message of received) {
+      if (message.text !== undefined) texts.push(message.text);
       // A message that started its run waited only if the run waited for a global-lane slot.
-      const waited = waitingDispositions.has(received.disposition) || event.at > received.at;
-      if (waited) this.queueWait(run, received, event.at);
+      const waited = waitingDispositions.has(message.disposition) || event.at > message.at;
+      if (waited) this.queueWait(run, message, event.at);
     }
     if (this.options.recordContent) run.span.setAttribute(genAi.inputMessages, userMessages(texts));
   }
@@ -275,18 +288,27 @@ export class RunSpans {
     return this.openRun(event, { [agentlanes.partial]: true });
   }
 
-  private openRun(event: RuntimeEvent, attributes: Attributes): OpenRun | undefined {
+  private openRun(
+    event: RuntimeEvent,
+    attributes: Attributes,
+    from: { readonly parent?: SpanContext | undefined; readonly links?: Link[] } = {},
+  ): OpenRun | undefined {
     if (event.runId === undefined) return undefined;
     const { agentName, tracer } = this.options;
     // A run paused here earlier continues in a new span that links to the one that ended at the pause.
     const before = this.paused.get(event.runId);
     this.paused.delete(event.runId);
+    const links = [
+      ...(before === undefined ? [] : [{ context: before.spanContext() }]),
+      ...(from.links ?? []),
+    ];
+    const parent = from.parent === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, from.parent);
     const span = tracer.startSpan(
       `invoke_agent ${agentName}`,
       {
         kind: SpanKind.INTERNAL,
         startTime: timeOf(event.at),
-        links: before === undefined ? [] : [{ context: before.spanContext() }],
+        links,
         attributes: {
           [genAi.operationName]: 'invoke_agent',
           [genAi.agentName]: agentName,
@@ -296,7 +318,7 @@ export class RunSpans {
           ...attributes,
         },
       },
-      ROOT_CONTEXT,
+      parent,
     );
     const run: OpenRun = { span, context: trace.setSpan(ROOT_CONTEXT, span), output: '' };
     this.runs.set(event.runId, run);

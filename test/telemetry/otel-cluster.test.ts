@@ -1,6 +1,7 @@
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime } from 'agentlanes';
-import { traceRuntime } from 'agentlanes/otel';
+import { traceRuntime, withTraceContext } from 'agentlanes/otel';
 import { scriptedModel } from 'agentlanes/testing';
 import { freshSchema, postgresUrl } from '../support/postgres.js';
 import { createSpanRecorder, parentOf } from './otel-support.js';
@@ -24,7 +25,7 @@ function worker(schema: string): Runtime {
 }
 
 describe('traceRuntime on a cluster', { timeout: 60_000 }, () => {
-  it('traces each run once, wherever it ran and whichever worker was called, with a durable consumer', async () => {
+  it('traces each run once with a durable consumer, the forwarded one under the span that called', async () => {
     const schema = freshSchema();
     const [a, b] = [worker(schema), worker(schema)];
     const recorder = createSpanRecorder();
@@ -37,7 +38,10 @@ describe('traceRuntime on a cluster', { timeout: 60_000 }, () => {
     expect(await b.session('telegram:1').waitForEnd({ timeoutMs: 20_000 })).toMatchObject({
       status: 'ended',
     });
-    await a.session('telegram:1').send({ id: 'm2', text: 'again' });
+    // The caller's span on A: its trace context travels with the forwarded call to B's run.
+    const webhook = recorder.provider.getTracer('app').startSpan('webhook');
+    const from = trace.setSpan(ROOT_CONTEXT, webhook);
+    await a.session('telegram:1').send(withTraceContext({ id: 'm2', text: 'again' }, from));
     expect(await a.session('telegram:1').waitForEnd({ timeoutMs: 20_000 })).toMatchObject({
       status: 'ended',
     });
@@ -49,8 +53,14 @@ describe('traceRuntime on a cluster', { timeout: 60_000 }, () => {
     const runIds = runs.map((span) => span.attributes['agentlanes.run.id']);
     expect(runIds).toHaveLength(2);
     expect(new Set(runIds).size).toBe(2);
+    const forwarded = runs.find((span) => parentOf(span) !== undefined);
+    expect(parentOf(forwarded!)).toBe(webhook.spanContext().spanId);
+    expect(forwarded?.spanContext().traceId).toBe(webhook.spanContext().traceId);
+    expect(runs.filter((span) => parentOf(span) === undefined)).toHaveLength(1);
     const chats = recorder.spans().filter((span) => span.name === 'chat m');
-    expect(chats.map(parentOf).sort()).toEqual(runs.map((span) => span.spanContext().spanId).sort());
+    expect(chats.map((span) => parentOf(span)).sort()).toEqual(
+      runs.map((span) => span.spanContext().spanId).sort(),
+    );
     for (const chat of chats) {
       const run = runs.find((span) => span.spanContext().spanId === parentOf(chat));
       expect(chat.spanContext().traceId).toBe(run?.spanContext().traceId);
