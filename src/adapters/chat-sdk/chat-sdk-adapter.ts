@@ -109,7 +109,9 @@ async function senderOf(
   author: Author,
   place: ChatPlace,
 ): Promise<{ id: string; name: string; role?: string }> {
-  const role = options.roles === false ? undefined : await roleOfAuthor(options.roles ?? {}, author, place);
+  const found = options.roles === false ? undefined : await roleOfAuthor(options.roles ?? {}, author, place);
+  // A role the runtime does not know (its roles are the application's own) is left out: the default role, never more.
+  const role = found !== undefined && options.runtime.authority.roles.includes(found) ? found : undefined;
   const name = author.fullName || author.userName;
   return { id: author.userId, name, ...(role === undefined ? {} : { role }) };
 }

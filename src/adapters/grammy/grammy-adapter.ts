@@ -93,13 +93,16 @@ async function inboundOf(
 
 /** The sender of a message: id, first name and, with roles on, the role found for them in the chat. */
 async function senderOf(
+  runtime: Runtime,
   roles: TelegramRoles | undefined,
   message: Message,
 ): Promise<{ id: string; name: string; role?: string } | undefined> {
   const from = message.from;
   if (from === undefined) return undefined;
   const user = { id: from.id, name: from.first_name };
-  const role = await roles?.roleOf(user, { id: message.chat.id, type: message.chat.type });
+  const found = await roles?.roleOf(user, { id: message.chat.id, type: message.chat.type });
+  // A role the runtime does not know (its roles are the application's own) is left out: the default role, never more.
+  const role = found !== undefined && runtime.authority.roles.includes(found) ? found : undefined;
   return { id: String(from.id), name: from.first_name, ...(role === undefined ? {} : { role }) };
 }
 
@@ -154,7 +157,7 @@ function createMiddleware(
     const messageId = String(message.message_id);
     // A redelivered update (Telegram retries for hours; the runtime's own dedupe holds 5 minutes): handled once.
     if (await dedupe.seen(key, messageId)) return;
-    const sender = await senderOf(roles, message);
+    const sender = await senderOf(options.runtime, roles, message);
     if (message.text !== undefined && isCommand(message.text, stopCommand)) {
       const thread = threadId === undefined ? {} : { message_thread_id: threadId };
       await stopRun(options, session, sender, (notice) =>
