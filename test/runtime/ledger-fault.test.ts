@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  createRuntime,
-  createSqliteLedger,
-  defineTool,
-  isRuntimeError,
-  sequentialIds,
-  type Ledger,
-  type RuntimeEvent,
-} from 'agentlanes';
-import { fakeClock, scriptedModel, type ScriptEntry, type ScriptedRequest } from 'agentlanes/testing';
+import { createSqliteLedger, isRuntimeError, type RuntimeEvent } from 'agentlanes';
+import { advance, answersPerPrompt, openFaultRuntime } from '../support/disk-fault.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 
 /** Ledger calls that only read: they go through while the disk is "full". */
@@ -49,69 +40,15 @@ function faultyLedger(path: string) {
   return { ledger: wrapped, raw: ledger, state };
 }
 
-/** The user text a run's first model call answers (undefined for a call after a tool result). */
-function promptOf(request: ScriptedRequest): string | undefined {
-  const last = request.messages.at(-1);
-  return last?.role === 'user' ? last.content : undefined;
-}
-
-/** Streams 20 words 10 ms apart; a message starting with "tool" first calls the `side` tool. */
-function script(request: ScriptedRequest): ScriptEntry {
-  const prompt = promptOf(request);
-  if (prompt?.startsWith('tool') === true) {
-    return { toolCalls: [{ name: 'side', args: { tag: prompt } }], tokenDelayMs: 10 };
-  }
-  return { text: 'word '.repeat(20).trim(), tokenDelayMs: 10 };
-}
-
-/** Model calls per user message (first calls of runs only). */
-function answersPerPrompt(requests: readonly ScriptedRequest[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const request of requests) {
-    const prompt = promptOf(request);
-    if (prompt !== undefined) counts.set(prompt, (counts.get(prompt) ?? 0) + 1);
-  }
-  return counts;
-}
-
-const ids = sequentialIds();
-
-function openRuntime(ledger: Ledger, executed: string[], errors: unknown[], now: number) {
-  const clock = fakeClock({ now });
-  const model = scriptedModel(script, { clock });
-  const side = defineTool({
-    name: 'side',
-    description: 'a side effect that must not happen twice',
-    input: z.object({ tag: z.string() }),
-    execute: ({ tag }) => {
-      executed.push(tag);
-      return 'done';
-    },
-  });
-  const runtime = createRuntime({
-    ledger,
-    providers: { scripted: model },
-    model: { provider: 'scripted', model: 'm' },
-    queue: { mode: 'followup', debounceMs: 0 },
-    tools: [side],
-    clock,
-    ids,
-    onError: (error) => errors.push(error),
-  });
-  return { runtime, clock, model };
-}
-
-async function advance(clock: ReturnType<typeof fakeClock>, ms: number, step = 50): Promise<void> {
-  for (let elapsed = 0; elapsed < ms; elapsed += step) await clock.advance(step);
-}
-
 describe('createRuntime (a ledger whose disk fails while runs stream)', () => {
   it('runs every acknowledged message once and no tool twice when the writes fail for 3 s, then heal', async () => {
     const path = tempLedgerPath('ledger-fault');
     const faulty = faultyLedger(path);
     const executed: string[] = [];
     const errors: unknown[] = [];
-    const { runtime, clock, model } = openRuntime(faulty.ledger, executed, errors, 10_000);
+    const { runtime, clock, model } = openFaultRuntime(faulty.ledger, { executed, errors }, 10_000, {
+      words: 20,
+    });
     const events: RuntimeEvent[] = [];
     const stream = (async () => {
       for await (const event of runtime.events()) events.push(event);
@@ -156,7 +93,9 @@ describe('createRuntime (a ledger whose disk fails while runs stream)', () => {
     await stream;
     await faulty.raw.close();
 
-    const reopened = openRuntime(createSqliteLedger({ path }), executed, errors, 100_000);
+    const reopened = openFaultRuntime(createSqliteLedger({ path }), { executed, errors }, 100_000, {
+      words: 20,
+    });
     // Startup recovery runs on the first advance: whatever it would run again would reach the model here.
     await advance(reopened.clock, 5_000);
     expect(reopened.model.calls).toBe(0);

@@ -7,17 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { createSqliteLedger, isRuntimeError, type RuntimeEvent } from 'agentlanes';
 import {
-  createRuntime,
-  createSqliteLedger,
-  defineTool,
-  isRuntimeError,
-  sequentialIds,
-  type Ledger,
-  type RuntimeEvent,
-} from 'agentlanes';
-import { fakeClock, scriptedModel, type ScriptEntry, type ScriptedRequest } from 'agentlanes/testing';
+  advance,
+  advanceUntil,
+  answersPerPrompt,
+  isRawSqliteError,
+  ofType,
+  openFaultRuntime,
+  type Witness,
+} from '../support/disk-fault.js';
 import { translateFileError } from '../../src/ledger/sqlite-connection.js';
 import { isStorageFault } from '../../src/runtime/ledger-health.js';
 
@@ -51,81 +50,6 @@ describe('isStorageFault', () => {
   });
 });
 
-/** The user text a run's first model call answers (undefined for a call after a tool result). */
-function promptOf(request: ScriptedRequest): string | undefined {
-  const last = request.messages.at(-1);
-  return last?.role === 'user' ? last.content : undefined;
-}
-
-/** Streams 40 words 10 ms apart; a message starting with "tool" first calls the `side` tool. */
-function script(request: ScriptedRequest): ScriptEntry {
-  const prompt = promptOf(request);
-  if (prompt?.startsWith('tool') === true) {
-    return { toolCalls: [{ name: 'side', args: { tag: prompt } }], tokenDelayMs: 10 };
-  }
-  return { text: 'word '.repeat(40).trim(), tokenDelayMs: 10 };
-}
-
-/** Model calls per user message (first calls of runs only). */
-function answersPerPrompt(requests: readonly ScriptedRequest[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const request of requests) {
-    const prompt = promptOf(request);
-    if (prompt !== undefined) counts.set(prompt, (counts.get(prompt) ?? 0) + 1);
-  }
-  return counts;
-}
-
-const ids = sequentialIds();
-
-/** What the runs did outside the ledger: side effects executed (by tag), and what reached `onError`. */
-interface Witness {
-  readonly executed: string[];
-  readonly errors: unknown[];
-}
-
-/**
- * A runtime on `ledger` with the scripted model and the `side` tool, whose execution takes 300 ms and ignores its
- * abort signal (a side effect already under way finishes): a fault can arrive while one is in flight.
- */
-function openRuntime(ledger: Ledger, workspace: string, witness: Witness, now: number) {
-  const clock = fakeClock({ now });
-  const model = scriptedModel(script, { clock });
-  const side = defineTool({
-    name: 'side',
-    description: 'a side effect that must not happen twice',
-    input: z.object({ tag: z.string() }),
-    execute: async ({ tag }) => {
-      witness.executed.push(tag);
-      await clock.sleep(300);
-      return 'done';
-    },
-  });
-  const runtime = createRuntime({
-    ledger,
-    providers: { scripted: model },
-    model: { provider: 'scripted', model: 'm' },
-    queue: { mode: 'followup', debounceMs: 0 },
-    tools: [side],
-    clock,
-    ids,
-    workspace: { root: workspace },
-    onError: (error) => witness.errors.push(error),
-  });
-  return { runtime, clock, model };
-}
-
-type FakeClock = ReturnType<typeof fakeClock>;
-
-async function advance(clock: FakeClock, ms: number, step = 50): Promise<void> {
-  for (let elapsed = 0; elapsed < ms; elapsed += step) await clock.advance(step);
-}
-
-/** Advance in steps until `done` holds, at most `ms`. */
-async function advanceUntil(clock: FakeClock, done: () => boolean, ms: number): Promise<void> {
-  for (let elapsed = 0; elapsed < ms && !done(); elapsed += 50) await clock.advance(50);
-}
-
 /** Write `path` until the filesystem has no space left (ENOSPC); the bytes written. */
 function fillUntilFull(path: string): number {
   const descriptor = openSync(path, 'w');
@@ -139,17 +63,6 @@ function fillUntilFull(path: string): number {
     closeSync(descriptor);
   }
   return written;
-}
-
-/** A raw SqliteError, not coded by the ledger. */
-function isRawSqliteError(error: unknown): boolean {
-  const { name, code } = error as { name?: unknown; code?: unknown };
-  return name === 'SqliteError' || (typeof code === 'string' && code.startsWith('SQLITE_'));
-}
-
-/** The events of `type` among `events`. */
-function ofType(events: readonly RuntimeEvent[], type: RuntimeEvent['type']): RuntimeEvent[] {
-  return events.filter((event) => event.type === type);
 }
 
 /** The text each run streamed live (its `assistant.delta` events, joined). */
@@ -210,7 +123,11 @@ describe.runIf(isRoot)('createRuntime (a SQLite ledger on a real filesystem that
     const ledger = createSqliteLedger({ path });
     const witness: Witness = { executed: [], errors: [] };
     const workspace = join(base, `${label}-workspace`);
-    const { runtime, clock, model } = openRuntime(ledger, workspace, witness, 10_000);
+    const { runtime, clock, model } = openFaultRuntime(ledger, witness, 10_000, {
+      words: 40,
+      toolMs: 300,
+      workspace,
+    });
     const events: RuntimeEvent[] = [];
     const stream = (async () => {
       for await (const event of runtime.events()) events.push(event);
@@ -298,7 +215,11 @@ describe.runIf(isRoot)('createRuntime (a SQLite ledger on a real filesystem that
       for (const event of live)
         expect([event.cursor, recorded.get(event.cursor)]).toEqual([event.cursor, event.type]);
 
-      const reopened = openRuntime(createSqliteLedger({ path }), workspace, witness, 1_000_000);
+      const reopened = openFaultRuntime(createSqliteLedger({ path }), witness, 1_000_000, {
+        words: 40,
+        toolMs: 300,
+        workspace,
+      });
       try {
         // Startup recovery runs on the first advance: whatever it would run again would reach the model here.
         await advance(reopened.clock, 5_000);
