@@ -93,6 +93,7 @@ export async function recoverOpenRuns(
       onError(error);
     }
   }
+  await deps.events.flushed();
   return { sessions: [...sessions.keys()], resumed };
 }
 
@@ -111,8 +112,8 @@ async function resumeRun(
   const events = await deps.ledger.readEvents({ sessionKey: run.sessionKey });
   const attempt = resumesOf(events, run.runId) + 1;
   if (attempt > policy.maxResumes) return false;
+  // Durable before the run does anything again (recoverOpenRuns waits for every run's at once).
   deps.events.emit(numbering, { type: 'run.resumed', runId: run.runId, attempt, reason });
-  await deps.events.flushed();
   return true;
 }
 
