@@ -28,12 +28,14 @@ export interface Across {
 
 /**
  * Hold the stream's consumer across processes with `claimAcross` (none: nothing to hold); `stop` ends the stream
- * once the hold is lost.
+ * once the hold is lost. `ending` aborts once the stream must end (its signal, or its runtime's close began): a
+ * standby waiting for the name stops waiting then, or its runtime's close would wait for it until its timeout.
  */
 export function createAcross(
   claimAcross: ClaimAcross | undefined,
   options: CheckedStreamOptions,
   stop: () => void,
+  ending: AbortSignal,
 ): Across {
   let hold: ConsumerHold | undefined;
   let lost = false;
@@ -47,9 +49,10 @@ export function createAcross(
   };
   return {
     async take() {
-      const { consumer, sessionKey, signal } = options;
+      const { consumer, sessionKey } = options;
       if (consumer === undefined || claimAcross === undefined) return true;
-      hold = await claimAcross(consumer, sessionKey, signal);
+      if (ending.aborted) return false;
+      hold = await claimAcross(consumer, sessionKey, ending);
       if (hold === undefined) return false;
       void hold.lost.then(() => {
         lost = true;

@@ -176,12 +176,15 @@ function openStream(source: EventSource, options: CheckedStreamOptions): OpenStr
   const accepts = (event: RuntimeEvent): boolean => types === undefined || types.has(event.type);
   const buffer = createLiveBuffer(source.bufferLimit ?? liveBufferLimit, source.onBufferSize);
   let ended = false;
+  // Aborts when the stream must end: a standby waiting to hold the consumer across processes stops waiting.
+  const ending = new AbortController();
   const stop = (): void => {
     ended = true;
+    ending.abort();
     buffer.wakeUp();
   };
   let unsubscribe = (): void => undefined;
-  const across = createAcross(source.claimAcross, options, stop);
+  const across = createAcross(source.claimAcross, options, stop, ending.signal);
   const hold = async (): Promise<boolean> => {
     if (!(await across.take())) return false;
     unsubscribe = bus.subscribe((event) => {

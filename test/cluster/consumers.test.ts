@@ -182,6 +182,23 @@ describe('durable consumers of cluster workers', { timeout: 60_000 }, () => {
     );
   });
 
+  it('end a standby’s stream when its own runtime closes, while the holder reads on', async () => {
+    const schema = freshSchema();
+    const [a, b] = [worker(schema), worker(schema)];
+    const first = replies(a);
+    await until(async () => (await holderOf(schema, everySession)) !== undefined, 'a to hold');
+    const second = replies(b);
+    await sendTo(b, ['chat-1']);
+    await until(() => first.seen.length === 1, 'a to read the reply');
+    // B's loop waits for the consumer A holds. Its close must end that wait at once: before, close waited for the
+    // stream until its timeout (30 s by default; this one would outlast the test).
+    await b.close({ timeoutMs: 600_000 });
+    expect(await second.ended).toBe('ended');
+    expect(second.seen).toEqual([]);
+    await sendTo(a, ['chat-2']);
+    await until(() => first.seen.length === 2, 'a to read on');
+  });
+
   it('pass to a standby when the holder’s lease runs out, and end the holder’s stream with fenced', async () => {
     const schema = freshSchema();
     const [a, b] = [worker(schema), worker(schema)];
