@@ -504,6 +504,8 @@ describe('content parts across a restart', () => {
       workspace: { root },
       clock,
       ids,
+      // The hanging run is closed, not resumed: the first model call is then the queued message's run.
+      recovery: { crashedRuns: 'close' },
     });
     const completed = (async () => {
       for await (const event of after.events({}))
