@@ -8,6 +8,8 @@ export interface ReconcileDefaults {
   readonly maxWaitMs: number;
   /** How long a paused run waits when the snapshot did not record its deadline. */
   readonly pauseTimeoutMs: number;
+  /** Whether the model sees who said what (the `authority` option's attribution). @default false */
+  readonly attribution?: boolean;
 }
 
 function itemOf(record: InboxRecord, defaults: ReconcileDefaults): QueuedMessage {
@@ -19,6 +21,10 @@ function itemOf(record: InboxRecord, defaults: ReconcileDefaults): QueuedMessage
     debounceMs: defaults.debounceMs,
     maxWaitMs: defaults.maxWaitMs,
     ...(record.senderId === undefined ? {} : { senderId: record.senderId }),
+    ...(record.senderName === undefined ? {} : { senderName: record.senderName }),
+    // The message's own authority, as it was admitted (a run never gets more than its messages had).
+    ...(record.senderRole === undefined ? {} : { role: record.senderRole }),
+    ...(defaults.attribution === true && record.senderRole !== undefined ? { attribute: true } : {}),
     ...(record.channel === undefined ? {} : { channel: record.channel }),
     ...(record.thread === undefined ? {} : { thread: record.thread }),
     ...(record.parts === undefined ? {} : { parts: record.parts }),

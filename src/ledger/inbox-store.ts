@@ -18,6 +18,10 @@ export interface InboxRecord {
   readonly status: InboxStatus;
   readonly acceptedAt: number;
   readonly senderId?: string;
+  /** The sender's display name, when the message named one. */
+  readonly senderName?: string;
+  /** The sender's role (authority), when the message had one: a run of it after a restart keeps that authority. */
+  readonly senderRole?: string;
   readonly channel?: string;
   readonly thread?: string;
   readonly runId?: string;

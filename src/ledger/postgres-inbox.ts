@@ -13,6 +13,8 @@ const columns = [
   'status',
   'accepted_at',
   'sender_id',
+  'sender_name',
+  'sender_role',
   'channel',
   'thread',
   'run_id',

@@ -166,6 +166,12 @@ export const postgresMigrations: readonly string[] = [
     PRIMARY KEY (consumer, run_id, block_index)
   );
   `,
+  // The sender's name and role (authority) of an inbound message: a message the session's snapshot did not know
+  // yet (a crash right after its acknowledgement) runs with its own authority after the restart.
+  `
+  ALTER TABLE inbox ADD COLUMN sender_name TEXT;
+  ALTER TABLE inbox ADD COLUMN sender_role TEXT;
+  `,
 ];
 
 /** The schema version this build writes. */

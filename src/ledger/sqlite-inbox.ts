@@ -6,10 +6,10 @@ import { constraint, toInboxRecord, type InboxRow } from './sqlite-rows.js';
 /** Create the inbox store on the SQLite ledger's connection (its schema is already migrated). */
 export function createSqliteInbox({ db, write, read }: SqliteAccess): InboxStore {
   const appendMessage = db.prepare(
-    `INSERT INTO inbox (session_key, ord, message_id, text, mode, status, accepted_at, sender_id, channel, thread,
-       run_id, summary, parts)
-     VALUES (@session_key, @ord, @message_id, @text, @mode, @status, @accepted_at, @sender_id, @channel, @thread,
-       @run_id, @summary, @parts)`,
+    `INSERT INTO inbox (session_key, ord, message_id, text, mode, status, accepted_at, sender_id, sender_name,
+       sender_role, channel, thread, run_id, summary, parts)
+     VALUES (@session_key, @ord, @message_id, @text, @mode, @status, @accepted_at, @sender_id, @sender_name,
+       @sender_role, @channel, @thread, @run_id, @summary, @parts)`,
   );
   // The newest record of the id: a platform id accepted again after the dedupe window is a second record.
   const updateMessage = db.prepare(

@@ -29,6 +29,8 @@ export function inboxRow(record: InboxRecord) {
     status: record.status,
     accepted_at: record.acceptedAt,
     sender_id: record.senderId ?? null,
+    sender_name: record.senderName ?? null,
+    sender_role: record.senderRole ?? null,
     channel: record.channel ?? null,
     thread: record.thread ?? null,
     run_id: record.runId ?? null,

@@ -29,6 +29,9 @@ export interface InboxRow {
   status: string;
   accepted_at: number;
   sender_id: string | null;
+  /** Absent in a row of a schema before the sender's name and role were kept. */
+  sender_name?: string | null;
+  sender_role?: string | null;
   channel: string | null;
   thread: string | null;
   run_id: string | null;
@@ -179,6 +182,8 @@ export function toInboxRecord(row: InboxRow): InboxRecord {
     status,
     acceptedAt: row.accepted_at,
     ...optional('senderId', row.sender_id),
+    ...optional('senderName', row.sender_name ?? null),
+    ...optional('senderRole', row.sender_role ?? null),
     ...optional('channel', row.channel),
     ...optional('thread', row.thread),
     ...optional('runId', row.run_id),

@@ -222,6 +222,12 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE inbox ADD COLUMN parts TEXT;
   `,
+  // The sender's name and role (authority) of an inbound message: a message the session's snapshot did not know
+  // yet (a crash right after its acknowledgement) runs with its own authority after the restart.
+  `
+  ALTER TABLE inbox ADD COLUMN sender_name TEXT;
+  ALTER TABLE inbox ADD COLUMN sender_role TEXT;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -125,6 +125,8 @@ export function decide(
     status: statusOf(admission),
     acceptedAt: now,
     ...(message.sender === undefined ? {} : { senderId: message.sender.id }),
+    ...(item.senderName === undefined ? {} : { senderName: item.senderName }),
+    ...(item.role === undefined ? {} : { senderRole: item.role }),
     ...(channel === undefined ? {} : { channel }),
     ...(message.thread === undefined ? {} : { thread: message.thread }),
   };

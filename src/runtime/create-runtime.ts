@@ -214,6 +214,7 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
     internals: base.internals,
     isClosing,
     onCorrupt: report,
+    attribution: base.authority.attribution,
   });
   const { ledger, clock, onError } = services;
   const subagents = config.subagents.enabled;

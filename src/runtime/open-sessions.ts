@@ -24,6 +24,8 @@ export interface SessionParts {
   readonly internals: LateBound<RuntimeInternals>;
   readonly isClosing: () => boolean;
   readonly onCorrupt: (error: unknown) => void;
+  /** Whether the model sees who said what: messages rebuilt from the inbox keep their sender line. */
+  readonly attribution: boolean;
 }
 
 /** Create the idle sweeper, the session machine (executing runs with the run services) and the registry. */
@@ -69,6 +71,7 @@ export function openSessions(
       debounceMs: queueDefaults.debounceMs,
       maxWaitMs: queueDefaults.maxWaitMs,
       pauseTimeoutMs: limits.pauseTimeoutMs,
+      attribution: parts.attribution,
     },
     onCorrupt: parts.onCorrupt,
   });
