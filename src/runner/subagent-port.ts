@@ -41,6 +41,9 @@ export function createSubagentTool(port: () => SubagentPort): Tool {
     input: z.object({
       task: z.string().min(1).describe('What the subagent should do, with all it needs to know'),
     }),
+    // Run again after a crash, the call attaches to the child session it started (the child's key comes from the
+    // run and the call): its recorded answer, or its resumed run. It never starts a second child.
+    idempotent: true,
     execute: ({ task }, context) =>
       port().spawn({
         parentKey: context.sessionKey,

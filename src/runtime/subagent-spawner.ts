@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { abortReason } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { EventOf } from '../core/events.js';
-import type { IdGenerator } from '../core/ids.js';
+import { runStatuses, type RunStatus } from '../core/run-statuses.js';
 import type { SubagentLane } from '../lanes/subagent-lane.js';
 import { subagentDepth, subagentKey } from '../policies/subagent-policy.js';
 import type { SessionPort } from '../runner/session-port.js';
@@ -13,10 +14,12 @@ import { createSessionHandle } from './session-handle.js';
 
 type RunEnded = EventOf<'run.ended'>;
 
-/** What the spawner needs: the runtime's internals (wired later), its ids, the lane and the depth limit. */
+/** How a child's run ended: from its `run.ended`, or from its record when it ended before a crash. */
+type ChildEnd = Pick<RunEnded, 'runId' | 'status' | 'text' | 'error'>;
+
+/** What the spawner needs: the runtime's internals (wired later), the lane and the depth limit. */
 export interface SubagentSpawnerDeps {
   readonly internals: LateBound<RuntimeInternals>;
-  readonly ids: IdGenerator;
   readonly lane: SubagentLane;
   readonly maxDepth: number;
   /** The parent session's port (its events go on the parent's numbering). */
@@ -35,20 +38,54 @@ function parentSender(internals: RuntimeInternals, spawn: SubagentSpawn) {
 }
 
 /**
- * Send `task` to the child session and wait for the end of the run it started; the parent's abort aborts it.
- * Listens before sending, so the child's `run.ended` cannot be missed.
+ * The child session of one `spawn_subagent` call: derived from the spawning run and call, so the call run again
+ * after a crash (the parent run resumed) finds the child it started instead of starting a second one.
+ */
+export function childKeyOf(parentKey: string, parentRunId: string, toolCallId: string): string {
+  const digest = createHash('sha256').update(`${parentRunId}\u0000${toolCallId}`).digest('hex');
+  return subagentKey(parentKey, `sub_${digest.slice(0, 16)}`);
+}
+
+const isRunStatus = (status: string): status is RunStatus =>
+  (runStatuses as readonly string[]).includes(status);
+
+/**
+ * The child's run as recorded: its end when it ran to its end (before a crash), 'open' while it is still to end
+ * (resumed), undefined when the child never ran.
+ */
+async function recordedEnd(
+  internals: RuntimeInternals,
+  childKey: string,
+): Promise<ChildEnd | 'open' | undefined> {
+  const run = (await internals.services.ledger.listRuns(childKey)).at(-1);
+  if (run === undefined) return undefined;
+  if (run.endedAt === undefined || !isRunStatus(run.status)) return 'open';
+  return {
+    runId: run.runId,
+    status: run.status,
+    text: run.text,
+    ...(run.error === undefined ? {} : { error: run.error }),
+  };
+}
+
+/**
+ * Send `task` to the child session and wait for the end of its run; the parent's abort aborts it. Listens before
+ * anything else, so the child's `run.ended` cannot be missed. The same call run again after a crash attaches to
+ * the child it started: its recorded end, or the end of its run (resumed) still open, never a second run.
  */
 async function runChild(
   internals: RuntimeInternals,
   spawn: SubagentSpawn,
   childKey: string,
-): Promise<RunEnded> {
-  const ended = new Map<string, RunEnded>();
-  let wanted: { runId: string; resolve: (event: RunEnded) => void } | undefined;
+  onSpawned: () => void,
+): Promise<ChildEnd> {
+  const ended: RunEnded[] = [];
+  let wanted: ((event: RunEnded) => void) | undefined;
+  // A child session holds this one call's task: any run of it that ends is the one waited for.
   const stop = internals.bus.subscribe((event) => {
     if (event.type !== 'run.ended' || event.runId === undefined) return;
-    if (wanted?.runId === event.runId) wanted.resolve(event);
-    else ended.set(event.runId, event);
+    if (wanted !== undefined) wanted(event);
+    else ended.push(event);
   }, childKey);
   const child = createSessionHandle(internals, childKey);
   const onAbort = (): void => {
@@ -56,21 +93,26 @@ async function runChild(
     void child.abort({ reason: `the parent run stopped: ${reason.message}` }).catch(() => undefined);
   };
   try {
-    const sent = await child.send({
-      id: spawn.toolCallId,
-      text: spawn.task,
-      ...parentSender(internals, spawn),
-    });
-    const runId = sent.runId;
-    if (sent.disposition !== 'started' || runId === undefined) {
-      throw new RuntimeError('internal', `subagent ${childKey} did not start (${sent.disposition})`);
+    const recorded = await recordedEnd(internals, childKey);
+    if (recorded !== undefined && recorded !== 'open') return recorded;
+    if (recorded === undefined) {
+      onSpawned();
+      const sent = await child.send({
+        id: spawn.toolCallId,
+        text: spawn.task,
+        ...parentSender(internals, spawn),
+      });
+      // `duplicate`: the task was accepted before a crash and its run is still to come.
+      if (sent.disposition !== 'started' && sent.disposition !== 'duplicate') {
+        throw new RuntimeError('internal', `subagent ${childKey} did not start (${sent.disposition})`);
+      }
     }
     spawn.signal.addEventListener('abort', onAbort, { once: true });
     if (spawn.signal.aborted) onAbort();
     return await new Promise<RunEnded>((resolve) => {
-      const already = ended.get(runId);
+      const already = ended[0];
       if (already !== undefined) resolve(already);
-      else wanted = { runId, resolve };
+      else wanted = resolve;
     });
   } finally {
     spawn.signal.removeEventListener('abort', onAbort);
@@ -94,23 +136,25 @@ export function createSubagentSpawner(deps: SubagentSpawnerDeps): SubagentPort {
       );
     }
     if (signal.aborted) throw abortReason(signal);
-    const childKey = subagentKey(parentKey, deps.ids('sub'));
+    const childKey = childKeyOf(parentKey, parentRunId, toolCallId);
     const port = deps.portOf(parentKey);
     const keys = { toolCallId, parentKey, childKey };
     parents.set(childKey, { parentRunId, parentCallId: toolCallId });
-    port.emit({ type: 'subagent.spawned', runId: parentRunId, ...keys, task });
+    const spawned = () => port.emit({ type: 'subagent.spawned', runId: parentRunId, ...keys, task });
     try {
-      const ended = await runChild(deps.internals.get(), request, childKey).catch((error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
-        port.emit({
-          type: 'subagent.ended',
-          runId: parentRunId,
-          ...keys,
-          status: 'failed',
-          error: { code: 'internal', message },
-        });
-        throw error;
-      });
+      const ended = await runChild(deps.internals.get(), request, childKey, spawned).catch(
+        (error: unknown) => {
+          const message = error instanceof Error ? error.message : String(error);
+          port.emit({
+            type: 'subagent.ended',
+            runId: parentRunId,
+            ...keys,
+            status: 'failed',
+            error: { code: 'internal', message },
+          });
+          throw error;
+        },
+      );
       const error = ended.error === undefined ? {} : { error: ended.error };
       const childRunId = ended.runId === undefined ? {} : { childRunId: ended.runId };
       port.emit({

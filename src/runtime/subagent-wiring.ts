@@ -24,7 +24,6 @@ export function openSubagents(config: RuntimeConfig, internals: LateBound<Runtim
   if (options.toolPolicy !== undefined) resolveToolPolicy([], [options.toolPolicy], config.toolGroups);
   const port = createSubagentSpawner({
     internals,
-    ids: config.ids,
     lane: createSubagentLane({ concurrency: options.concurrency }),
     maxDepth: options.maxDepth,
     portOf: (sessionKey) => internals.get().services.sessionPort(sessionKey),

@@ -229,4 +229,63 @@ describe('subagents', () => {
     expect(model.requests).toEqual([]);
     await reopened.close();
   });
+
+  it('resumes a crashed child under its parent: the spawn call attaches to the child it started and answers with it', async () => {
+    const path = tempLedgerPath('subagents');
+    const childCalled = createDeferred<void>();
+    const ids = sequentialIds();
+    const clock = fakeClock({ now: 0 });
+    // Before the crash the child's model call never ends; after it, the child answers.
+    const before: Script = routed(() => {
+      childCalled.resolve();
+      return { hang: true };
+    });
+    const ledger = createSqliteLedger({ path });
+    const first = createRuntime({
+      ledger,
+      providers: { scripted: scriptedModel(before, { clock }) },
+      model: { provider: 'scripted', model: 'm' },
+      subagents: { enabled: true },
+      clock,
+      ids,
+      onError: () => undefined,
+    });
+    await first.session('chat:p').send({ id: 'a', text: 'go' });
+    await childCalled.promise;
+    await ledger.close(); // the process dies here: both runs are open
+
+    const reopened = createSqliteLedger({ path });
+    const model = scriptedModel(
+      routed(() => ({ text: 'order A-1 found' })),
+      { clock },
+    );
+    const second = createRuntime({
+      ledger: reopened,
+      providers: { scripted: model },
+      model: { provider: 'scripted', model: 'm' },
+      subagents: { enabled: true },
+      clock,
+      ids,
+    });
+    const parent = second.session('chat:p');
+    for (let step = 0; step < 10 && parent.status().state !== 'idle'; step++) await clock.advance(1000);
+    await parent.waitForEnd({ timeoutMs: 1000 });
+    expect(await reopened.listRuns('chat:p')).toMatchObject([
+      { runId: 'run_1', status: 'completed', text: 'parent got: order A-1 found' },
+    ]);
+    const events = await reopened.readEvents({ sessionKey: 'chat:p', after: 0, limit: 200 });
+    const spawned = events.flatMap((event) => (event.type === 'subagent.spawned' ? [event.childKey] : []));
+    expect(spawned).toHaveLength(1);
+    // One child, one task, one run: resumed, not started again.
+    const childKey = spawned[0] ?? '';
+    expect(await reopened.listMessages(childKey)).toMatchObject([{ messageId: 'c1' }]);
+    expect(await reopened.listRuns(childKey)).toMatchObject([
+      { status: 'completed', text: 'order A-1 found', parentRunId: 'run_1', parentCallId: 'c1' },
+    ]);
+    expect(events.some((event) => event.type === 'tool.in_doubt')).toBe(false);
+    const closing = second.close();
+    await clock.runAll();
+    await closing;
+    await reopened.close();
+  });
 });
