@@ -1,12 +1,12 @@
 import type { Adapter, Author, Chat, Message, SlashCommandEvent, Thread } from 'chat';
 import { systemClock, type Clock } from '../../core/clock.js';
-import { isRuntimeError } from '../../core/errors.js';
 import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
 import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';
 import { createInboundDedupe, type InboundDedupe } from '../delivery/inbound-dedupe.js';
+import { stopRun } from '../delivery/stop-command.js';
 import { partsOfMessage } from './chat-attachments.js';
 import { roleOfAuthor, type ChatPlace, type ChatRoleOptions } from './chat-roles.js';
 import { adapterOf, createChatTarget, type ReplyFormat } from './chat-target.js';
@@ -62,9 +62,6 @@ export interface ChatSdkAdapterOptions {
   readonly secrets?: readonly string[];
 }
 
-/** What a chat is told when a sender's role may not stop the run (`authority.control.stop`). */
-export const stopRefusedNotice = 'Only an admin, or whoever started it, can stop this run.';
-
 /** A Chat connected to a runtime. */
 export interface ChatSdkConnection {
   /** The reply delivery loop (a durable consumer). */
@@ -114,29 +111,6 @@ async function senderOf(
   const role = found !== undefined && options.runtime.authority.roles.includes(found) ? found : undefined;
   const name = author.fullName || author.userName;
   return { id: author.userId, name, ...(role === undefined ? {} : { role }) };
-}
-
-/**
- * Stop the session's run when the sender's role may; a refusal (`forbidden`) changes nothing and the chat is told
- * (`stopRefusedNotice`) through `tell`.
- */
-async function stopRun(
-  options: ChatSdkAdapterOptions,
-  session: ReturnType<Runtime['session']>,
-  sender: { id: string; role?: string },
-  tell: (text: string) => Promise<unknown>,
-): Promise<void> {
-  const command = options.stopCommand ?? 'stop';
-  const by = sender.role === undefined ? {} : { by: { id: sender.id, role: sender.role } };
-  const refused = await session.abort({ reason: `user sent /${command}`, ...by }).then(
-    () => false,
-    (error: unknown) => {
-      if (!isRuntimeError(error, 'forbidden')) throw error;
-      return true;
-    },
-  );
-  const notice = options.stopRefusedNotice === undefined ? stopRefusedNotice : options.stopRefusedNotice;
-  if (refused && notice !== null) await tell(notice);
 }
 
 /** Feed one message to its thread's session; the stop command aborts the run instead. */

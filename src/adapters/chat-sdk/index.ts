@@ -1,6 +1,6 @@
+export { stopRefusedNotice } from '../delivery/stop-command.js';
 export {
   connectChat,
-  stopRefusedNotice,
   chatSessionKey,
   type ChatSdkAdapterOptions,
   type ChatSdkConnection,

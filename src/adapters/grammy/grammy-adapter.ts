@@ -2,13 +2,13 @@ import type { Bot, Context, MiddlewareFn } from 'grammy';
 import type { Message } from 'grammy/types';
 import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
-import { isRuntimeError } from '../../core/errors.js';
 import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
 import type { QueueSettingsInput } from '../../policies/queue-settings.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
 import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';
 import { createInboundDedupe, type InboundDedupe } from '../delivery/inbound-dedupe.js';
+import { stopRun } from '../delivery/stop-command.js';
 import { attachmentOf, downloadAttachment, type BinaryPart } from './telegram-attachments.js';
 import { telegramPlaceOf, telegramSessionKey } from './telegram-keys.js';
 import { createTelegramTarget } from './telegram-target.js';
@@ -104,32 +104,6 @@ async function senderOf(
   // A role the runtime does not know (its roles are the application's own) is left out: the default role, never more.
   const role = found !== undefined && runtime.authority.roles.includes(found) ? found : undefined;
   return { id: String(from.id), name: from.first_name, ...(role === undefined ? {} : { role }) };
-}
-
-/** What a chat is told when a sender's role may not stop the run (`authority.control.stop`). */
-export const stopRefusedNotice = 'Only an admin, or whoever started it, can stop this run.';
-
-/**
- * `/stop`: abort the chat's run when the sender's role may; a refusal (`forbidden`) changes nothing and the chat is
- * told (`stopRefusedNotice`) through `tell`.
- */
-async function stopRun(
-  options: GrammyAdapterOptions,
-  session: ReturnType<Runtime['session']>,
-  sender: Awaited<ReturnType<typeof senderOf>>,
-  tell: (text: string) => Promise<unknown>,
-): Promise<void> {
-  const command = options.stopCommand ?? 'stop';
-  const by = sender?.role === undefined ? {} : { by: { id: sender.id, role: sender.role } };
-  const refused = await session.abort({ reason: `user sent /${command}`, ...by }).then(
-    () => false,
-    (error: unknown) => {
-      if (!isRuntimeError(error, 'forbidden')) throw error;
-      return true;
-    },
-  );
-  const notice = options.stopRefusedNotice === undefined ? stopRefusedNotice : options.stopRefusedNotice;
-  if (refused && notice !== null) await tell(notice);
 }
 
 /** The middleware: a message goes to the session of its chat (and topic), with its message id. */

@@ -1,9 +1,5 @@
-export {
-  connectGrammy,
-  stopRefusedNotice,
-  type GrammyAdapterOptions,
-  type GrammyConnection,
-} from './grammy-adapter.js';
+export { stopRefusedNotice } from '../delivery/stop-command.js';
+export { connectGrammy, type GrammyAdapterOptions, type GrammyConnection } from './grammy-adapter.js';
 export {
   createTelegramRoles,
   type TelegramChat,
