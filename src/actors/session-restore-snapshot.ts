@@ -87,15 +87,20 @@ function withResumedRun(
 ): SessionContext {
   return {
     ...context,
-    run: {
-      runId: run.runId,
-      prompt: '',
-      messageIds: run.messageIds,
-      consumedAs: 'consumed',
-      startedAt: run.startedAt,
-      items: [],
-    },
+    run: restoredRun(run),
     pause: { state: 'awaiting_tool_results', calls: [], until: now + defaults.pauseTimeoutMs },
+  };
+}
+
+/** A recorded run back in the session's context: its messages consumed, its queue items gone with them. */
+function restoredRun(run: RunRecord): NonNullable<SessionContext['run']> {
+  return {
+    runId: run.runId,
+    prompt: '',
+    messageIds: run.messageIds,
+    consumedAs: 'consumed',
+    startedAt: run.startedAt,
+    items: [],
   };
 }
 
@@ -111,14 +116,7 @@ function withPause(
   const waiting = calls.filter((call) => call.kind !== 'ran');
   return {
     ...context,
-    run: {
-      runId: run.runId,
-      prompt: '',
-      messageIds: run.messageIds,
-      consumedAs: 'consumed',
-      startedAt: run.startedAt,
-      items: [],
-    },
+    run: restoredRun(run),
     pause: {
       state: waiting.some((call) => call.kind !== 'deferred' && call.status === 'pending')
         ? 'awaiting_approval'
