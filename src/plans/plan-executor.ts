@@ -30,6 +30,8 @@ export interface PlanExecution {
   readonly previous: readonly StepResult[];
   /** Tool names or globs that need approval whatever their risk. */
   readonly alwaysApprove: readonly string[];
+  /** Step ids a crash cut while they ran (in doubt): they wait for an operator whatever was approved. @default none */
+  readonly inDoubt?: ReadonlySet<string>;
   /** Called once per step that waits for approval, before the plan stops. */
   readonly onAwaiting: (unit: StepUnit, planStepId: string) => void;
   /** Called with each result of a step that ran in this execution, as it finishes (for the ledger). */
@@ -170,7 +172,8 @@ class PlanScheduler {
   }
 
   private needsApproval(unit: StepUnit, planStepId: string): boolean {
-    const { approved, options, alwaysApprove } = this.execution;
+    const { approved, options, alwaysApprove, inDoubt } = this.execution;
+    if (inDoubt?.has(unit.id) === true) return true;
     if (approved.has(unit.id) || approved.has(planStepId)) return false;
     if (options.mode === 'approval') return true;
     const tool = this.context.tools.get(unit.tool);

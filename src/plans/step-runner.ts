@@ -26,6 +26,8 @@ export interface StepRunContext {
   compensate(entry: { toolCallId: string; tool: string; args: unknown; output: unknown }): void;
   /** Runs a prepared step's tool elsewhere (a cluster job); without it the step runs here. @default here */
   readonly runTool?: StepToolRunner;
+  /** Resolves once the run's events so far are recorded (a step's start is durable before it runs). @default at once */
+  durable?(): Promise<void>;
 }
 
 /** A unit of work: a plan step, or one child of an expanded step, with its args resolved. */
@@ -84,6 +86,9 @@ export async function runStep(context: StepRunContext, unit: StepUnit): Promise<
   const { tool, args } = prepared;
   context.emit({ type: 'assistant.delta', runId, delta: inputTable(unit.id, unit.tool, unit.args) });
   context.emit({ type: 'tool.called', runId, toolCallId: unit.id, tool: unit.tool, args, stepId: unit.id });
+  // At most once: the start is recorded before the tool can take effect, so a crash from here on leaves the step
+  // in doubt (never run again on its own) instead of looking as if it never started. An idempotent tool needs no wait.
+  if (tool.idempotent !== true) await context.durable?.();
   const call = { toolCallId: unit.id, sessionKey: context.sessionKey, runId };
   const limits = {
     timeoutMs: options.timeoutMs,

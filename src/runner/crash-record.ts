@@ -69,6 +69,8 @@ export async function recoverOpenRuns(
     readonly reason: 'crash' | 'takeover';
     /** Only the runs of these sessions (a cluster worker taking over some sessions). @default every session */
     readonly only?: ReadonlySet<string> | undefined;
+    /** Plan runs resume too (the caller runs them on); otherwise they are closed `crashed`. @default false */
+    readonly resumePlans?: boolean;
   },
 ): Promise<OpenRunsRecovered> {
   const { ledger, onError } = deps;
@@ -102,12 +104,16 @@ async function resumeRun(
   deps: CrashRecordDeps,
   run: RunRecord,
   numbering: SessionNumbering,
-  options: { readonly policy: RecoveryPolicy; readonly reason: 'crash' | 'takeover' },
+  options: {
+    readonly policy: RecoveryPolicy;
+    readonly reason: 'crash' | 'takeover';
+    readonly resumePlans?: boolean;
+  },
 ): Promise<boolean> {
   const { policy, reason } = options;
   if (policy.crashedRuns === 'close' || policy.maxResumes <= 0) return false;
-  // A plan run is not resumed: its steps ran outside a turn loop (a step in doubt stays for undo's in-doubt rule).
-  if (run.provider === 'plan') return false;
+  // A plan run resumes only where its caller runs it on (startup recovery; a cluster takeover closes it).
+  if (run.provider === 'plan' && options.resumePlans !== true) return false;
   if (deps.clock.now() - run.startedAt > policy.maxAgeMs) return false;
   const events = await deps.ledger.readEvents({ sessionKey: run.sessionKey });
   const attempt = resumesOf(events, run.runId) + 1;

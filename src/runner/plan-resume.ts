@@ -4,6 +4,7 @@ import type { Plan, PlanOptions } from '../plans/plan-schema.js';
 import type { StepResult } from '../plans/step-result.js';
 import { cancelledError } from '../plans/step-runner.js';
 import { planStepIds, rootStepId } from '../plans/step-ids.js';
+import { outcomeUnknownError, planTraceOf } from './plan-crash-resume.js';
 import { runPlanSegment, type PlanRunResult } from './plan-run.js';
 import type { SessionScope } from './session-scope.js';
 import { holdingSession } from './plan-start.js';
@@ -31,7 +32,12 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
   try {
     const previous: StepResult[] = await ledger.listStepResults(runId);
     const compensations = await ledger.listCompensations(runId);
-    const writes = recordDecisions(scope, decided, previous);
+    // Steps a crash left in doubt stay in doubt until the operator answers them.
+    const { started } = planTraceOf(await ledger.readEvents({ sessionKey: control.key }), runId);
+    const writes = recordDecisions(scope, decided, previous, started);
+    const done = new Set(previous.map((result) => result.stepId));
+    const decidedNow = new Set([...stepIds, ...decided.reject]);
+    const inDoubt = [...started.keys()].filter((id) => !done.has(id) && !decidedNow.has(id));
     writes.push(ledger.setRunStatus(runId, 'running'));
     await resumeHold(scope, runId, writes);
     const segment = {
@@ -44,6 +50,7 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
       nextResult: previous.length + 1,
       nextCompensation: compensations.length + 1,
       startedAt: run.startedAt,
+      inDoubt: new Set(inDoubt),
     };
     return await holdingSession(control, runId, () =>
       services.sessionLane.run(control.key, () => runPlanSegment(scope, segment)),
@@ -54,13 +61,15 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
 }
 
 /**
- * Record the operator's decisions on a paused plan: the approvals, the rejected steps (failed `cancelled`, added
- * to `previous`) and an `approval.resolved` event for each. Returns the writes.
+ * Record the operator's decisions on a paused plan: the approvals, the rejected steps (failed `cancelled`, or
+ * outcome unknown for a step in doubt; added to `previous`) and an `approval.resolved` event for each. Returns
+ * the writes.
  */
 function recordDecisions(
   scope: SessionScope,
   decided: PlanDecisions,
   previous: StepResult[],
+  inDoubt: ReadonlyMap<string, string>,
 ): Promise<void>[] {
   const { ledger, clock } = scope.services;
   const { plan, stepIds, reject } = decided;
@@ -74,7 +83,7 @@ function recordDecisions(
     const rejected: StepResult = {
       stepId: id,
       success: false,
-      error: cancelledError('rejected by the operator'),
+      error: inDoubt.has(id) ? outcomeUnknownError() : cancelledError('rejected by the operator'),
       metadata: { executionTime: 0, retries: 0, startedAt: now },
     };
     previous.push(rejected);

@@ -32,7 +32,12 @@ export interface PlanSegment {
   readonly nextResult: number;
   readonly nextCompensation: number;
   readonly startedAt: number;
+  /** Steps a crash cut while they ran: each waits for an operator (approve runs it again). @default none */
+  readonly inDoubt?: ReadonlySet<string>;
 }
+
+/** Why a plan step is in doubt. */
+const inDoubtReason = 'the process stopped while the step ran: whether it took effect is unknown';
 
 /** Collects a segment's ledger writes, to await them all before it answers. */
 type WriteSink = (promise: Promise<void>) => void;
@@ -93,8 +98,13 @@ function executeSteps(
     approved: segment.approved,
     previous: segment.previous,
     alwaysApprove,
+    ...(segment.inDoubt === undefined ? {} : { inDoubt: segment.inDoubt }),
     onAwaiting: (unit) => {
       sinks.awaitingTools.set(unit.id, unit.tool);
+      if (segment.inDoubt?.has(unit.id) === true) {
+        const { id: toolCallId, tool, args } = unit;
+        scope.control.emit({ type: 'tool.in_doubt', runId, toolCallId, tool, args, reason: inDoubtReason });
+      }
       scope.control.emit({
         type: 'approval.requested',
         runId,
@@ -132,6 +142,7 @@ function stepContext(
     signal,
     emit,
     ...(services.stepJobs === undefined ? {} : { runTool: services.stepJobs }),
+    durable: () => services.sessionPort(sessionKey).durable?.() ?? Promise.resolve(),
     compensate: ({ toolCallId, tool, args, output }) => {
       const seq = compensationSeq++;
       const record = { sessionKey, runId, seq, toolCallId, tool, args, result: output };

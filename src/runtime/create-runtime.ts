@@ -217,13 +217,12 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
     attribution: base.authority.attribution,
   });
   const { ledger, clock, onError } = services;
-  const subagents = config.subagents.enabled;
-  const recovery = config.recovery;
+  const starting = { ledger, clock, bus, registry, onError: report, recovery: config.recovery };
   const ready = profiles
     .load()
     .then(() =>
       base.worker === undefined
-        ? recoverAtStart({ ledger, clock, bus, registry, onError: report, subagents, recovery })
+        ? recoverAtStart({ ...starting, subagents: config.subagents.enabled }, base.internals)
         : startClusterWorker(base.worker, base.internals.get()),
     );
   // A failed startup (an unreachable ledger) is reported once; every call then rejects with its error.
@@ -235,7 +234,7 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
     registry,
     withSession: createSessionGate(registry, ready),
     ready,
-    recovery,
+    recovery: config.recovery,
     admission: {
       clock,
       ids: services.ids,

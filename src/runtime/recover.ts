@@ -9,7 +9,10 @@ import {
   recoverOpenRuns,
   type RecoveryPolicy,
 } from '../runner/crash-record.js';
+import { resumeCrashedPlan } from '../runner/plan-crash-resume.js';
 import type { EventBus } from './event-bus.js';
+import { sessionScopeOf } from './live-session-control.js';
+import type { RuntimeInternals } from './runtime-internals.js';
 
 /**
  * Cancel the tasks of subagent sessions that never started: the parent run waiting for them crashed (and was closed
@@ -33,27 +36,37 @@ async function cancelOrphans(ledger: Ledger, keys: readonly string[], onError: (
  * are closed as `crashed` with the text they had streamed and a `run.ended` event, written in one synchronous
  * stretch so they commit together (a crash during recovery leaves the run open for the next start, never closed
  * without its event); their messages count as consumed. Then every session with a resumed run, messages still to
- * run or a paused run is hydrated, which queues them in their original order and drains. Whatever cannot be read
- * (a corrupt row) is reported and skipped: the other sessions are served.
+ * run or a paused run is hydrated, which queues them in their original order and drains; then a resumed plan run
+ * goes on in its session (`resumeCrashedPlan`). Whatever cannot be read (a corrupt row) is reported and skipped:
+ * the other sessions are served.
  */
-export async function recoverAtStart(deps: {
-  ledger: Ledger;
-  clock: Clock;
-  bus: EventBus;
-  registry: SessionRegistry;
-  onError: (error: unknown) => void;
-  /** Subagents are enabled: a child session's pending task lost its parent and is cancelled, not run. */
-  subagents?: boolean;
-  /** What becomes of runs left open. @default resume, at most twice, runs younger than a day */
-  recovery?: RecoveryPolicy;
-}): Promise<void> {
+export async function recoverAtStart(
+  deps: {
+    ledger: Ledger;
+    clock: Clock;
+    bus: EventBus;
+    registry: SessionRegistry;
+    onError: (error: unknown) => void;
+    /** Subagents are enabled: a child session's pending task lost its parent and is cancelled, not run. */
+    subagents?: boolean;
+    /** What becomes of runs left open. @default resume, at most twice, runs younger than a day */
+    recovery?: RecoveryPolicy;
+  },
+  /** The runtime's internals, to run resumed plan runs on. @default none: plan runs a crash cut close `crashed` */
+  internals?: { get(): RuntimeInternals },
+): Promise<void> {
   const { ledger, bus, registry, onError } = deps;
   bus.seek(await ledger.lastCursor());
   const recovered = await recoverOpenRuns(
     { ledger, clock: deps.clock, events: bus, onError },
-    { policy: deps.recovery ?? defaultRecoveryPolicy, reason: 'crash' },
+    {
+      policy: deps.recovery ?? defaultRecoveryPolicy,
+      reason: 'crash',
+      resumePlans: internals !== undefined,
+    },
   );
-  for (const run of recovered.resumed) registry.resumeOnLoad(run);
+  const plans = recovered.resumed.filter((run) => run.provider === 'plan');
+  for (const run of recovered.resumed) if (run.provider !== 'plan') registry.resumeOnLoad(run);
   const crashed = recovered.sessions;
   const withPending = await ledger.listSessionsWithPending().catch((error: unknown) => {
     onError(error);
@@ -78,6 +91,21 @@ export async function recoverAtStart(deps: {
     } catch (error) {
       onError(error);
     }
+  }
+  if (internals !== undefined) resumePlans(internals.get(), plans, onError);
+}
+
+/** Run on each plan run a crash cut, in its session (hydrated above); a failure is reported, never thrown. */
+function resumePlans(
+  internals: RuntimeInternals,
+  runs: readonly RunRecord[],
+  onError: (error: unknown) => void,
+) {
+  for (const run of runs) {
+    void internals.registry
+      .acquire(run.sessionKey)
+      .then((session) => resumeCrashedPlan(sessionScopeOf(internals, session), run))
+      .catch(onError);
   }
 }
 

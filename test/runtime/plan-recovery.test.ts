@@ -1,0 +1,237 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createRuntime,
+  createSqliteLedger,
+  defineTool,
+  sequentialIds,
+  type Ledger,
+  type RuntimeEvent,
+  type RuntimeOptions,
+} from 'agentlanes';
+import { fakeClock, scriptedModel } from 'agentlanes/testing';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDb(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-plan-resume-'));
+  dirs.push(dir);
+  return join(dir, 'ledger.db');
+}
+
+// Shared by every "process" of a test: run ids must not repeat across a restart.
+let ids = sequentialIds();
+/** How many times each tool started, across every "process" of a test. */
+let starts = new Map<string, number>();
+beforeEach(() => {
+  ids = sequentialIds();
+  starts = new Map();
+});
+/** A tool call that never settles: the process is cut while it runs. */
+const hang = new Promise<never>(() => undefined);
+function countingTool(name: string, options: { idempotent?: boolean; hangs?: boolean } = {}) {
+  return defineTool({
+    name,
+    description: `the ${name} tool`,
+    input: z.object({ n: z.number() }),
+    ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
+    execute: async ({ n }) => {
+      starts.set(name, (starts.get(name) ?? 0) + 1);
+      if (options.hangs === true) return hang;
+      return { done: n };
+    },
+  });
+}
+
+/** A ledger whose event log stops taking writes at the start of step `stepId` (so that start never commits). */
+function stallingAt(ledger: Ledger, stepId: string): Ledger {
+  let stalled = false;
+  return Object.assign(Object.create(ledger) as Ledger, {
+    appendEvents: (events: readonly RuntimeEvent[]) => {
+      stalled ||= events.some((event) => event.type === 'tool.called' && event.stepId === stepId);
+      return stalled ? hang : ledger.appendEvents(events);
+    },
+  });
+}
+
+type Extra = Pick<RuntimeOptions, 'tools' | 'recovery'> & { stallAt?: string };
+
+/** A "process" on the file with its own fake clock; `crash()` abandons it (ledger closed under it, never closed). */
+function processOn(path: string, now: number, extra: Extra = {}) {
+  const clock = fakeClock({ now });
+  const file = createSqliteLedger({ path });
+  const { stallAt, ...options } = extra;
+  const runtime = createRuntime({
+    ledger: stallAt === undefined ? file : stallingAt(file, stallAt),
+    providers: { scripted: scriptedModel([], { clock }) },
+    model: { provider: 'scripted', model: 'm' },
+    clock,
+    ids,
+    onError: () => undefined,
+    ...options,
+  });
+  const events: RuntimeEvent[] = [];
+  const stop = new AbortController();
+  const reading = (async () => {
+    for await (const event of runtime.events({ signal: stop.signal })) events.push(event);
+  })();
+  return {
+    runtime,
+    clock,
+    events,
+    chat: runtime.session('telegram:1'),
+    async crash() {
+      stop.abort();
+      await reading.catch(() => undefined);
+      await file.close();
+    },
+    async close() {
+      const closing = runtime.close();
+      await clock.runAll();
+      await closing;
+      stop.abort();
+      await reading;
+    },
+  };
+}
+
+const ofType = <T extends RuntimeEvent['type']>(events: readonly RuntimeEvent[], type: T) =>
+  events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type);
+
+const twoSteps = {
+  steps: [
+    { id: 'a', tool: 'first', args: { n: 1 } },
+    { id: 'b', tool: 'second', args: { n: 2 }, dependsOn: ['a'] },
+  ],
+};
+
+/** Start the two-step plan in a process that is cut while step b runs (its tool hangs there). */
+async function cutInStepB(path: string, second: { idempotent?: boolean }) {
+  const a = processOn(path, 0, {
+    tools: [countingTool('first'), countingTool('second', { ...second, hangs: true })],
+  });
+  void a.chat.executePlan(twoSteps).catch(() => undefined);
+  await a.clock.advance(10);
+  expect([starts.get('first'), starts.get('second')]).toEqual([1, 1]);
+  await a.crash();
+}
+
+const stepsOf = (runs: readonly { runId: string; status: string }[]) =>
+  runs.map((run) => [run.runId, run.status]);
+
+describe('createRuntime (a plan run resumes after a crash)', () => {
+  it('resumes a plan cut between steps under the same run id, each step run once', async () => {
+    const path = tempDb();
+    const tools = [countingTool('first'), countingTool('second')];
+    const a = processOn(path, 0, { tools, stallAt: 'b' });
+    void a.chat.executePlan(twoSteps).catch(() => undefined);
+    await a.clock.advance(10);
+    expect([starts.get('first'), starts.get('second')]).toEqual([1, undefined]);
+    await a.crash();
+
+    const b = processOn(path, 50_000, { tools });
+    await b.clock.advance(10);
+    expect(stepsOf(await b.chat.runs())).toEqual([['run_1', 'completed']]);
+    expect([starts.get('first'), starts.get('second')]).toEqual([1, 1]);
+    expect(ofType(b.events, 'run.resumed')).toMatchObject([{ runId: 'run_1', attempt: 1, reason: 'crash' }]);
+    expect(ofType(b.events, 'tool.in_doubt')).toEqual([]);
+    await b.close();
+  });
+
+  it('holds a step cut while its tool ran in doubt across a restart, and runs it once more on approval', async () => {
+    const path = tempDb();
+    await cutInStepB(path, {});
+    const tools = [countingTool('first'), countingTool('second')];
+    const b = processOn(path, 50_000, { tools });
+    await b.clock.advance(10);
+    expect([starts.get('first'), starts.get('second')]).toEqual([1, 1]);
+    expect(b.chat.status()).toMatchObject({ state: 'awaiting_approval', runId: 'run_1' });
+    expect(ofType(b.events, 'tool.in_doubt')).toMatchObject([
+      { runId: 'run_1', toolCallId: 'b', tool: 'second' },
+    ]);
+    expect(ofType(b.events, 'approval.requested').at(-1)).toMatchObject({ runId: 'run_1', stepId: 'b' });
+    await b.crash();
+
+    const c = processOn(path, 60_000, { tools });
+    await c.clock.advance(10);
+    expect(c.chat.status()).toMatchObject({ state: 'awaiting_approval', runId: 'run_1' });
+    expect(starts.get('second')).toBe(1);
+    const result = await c.chat.approvePlan({ runId: 'run_1', stepIds: ['b'] });
+    expect(result.status).toBe('completed');
+    expect(result.results.map((step) => [step.stepId, step.success, step.data])).toEqual([
+      ['a', true, { done: 1 }],
+      ['b', true, { done: 2 }],
+    ]);
+    expect([starts.get('first'), starts.get('second')]).toEqual([1, 2]);
+    await c.close();
+  });
+
+  it('fails a step in doubt with outcome unknown when the operator rejects it', async () => {
+    const path = tempDb();
+    await cutInStepB(path, {});
+    const b = processOn(path, 50_000, { tools: [countingTool('first'), countingTool('second')] });
+    await b.clock.advance(10);
+    const result = await b.chat.approvePlan({ runId: 'run_1', reject: ['b'] });
+    expect(result.status).toBe('failed');
+    expect(result.results[1]).toMatchObject({ stepId: 'b', success: false, error: { code: 'tool_failed' } });
+    expect(result.results[1]?.error?.message).toContain('outcome of this step is unknown');
+    expect(starts.get('second')).toBe(1);
+    expect(stepsOf(await b.chat.runs())).toEqual([['run_1', 'failed']]);
+    await b.close();
+  });
+
+  it('runs a step of an idempotent tool that was cut again on its own', async () => {
+    const path = tempDb();
+    await cutInStepB(path, { idempotent: true });
+    const b = processOn(path, 50_000, {
+      tools: [countingTool('first'), countingTool('second', { idempotent: true })],
+    });
+    await b.clock.advance(10);
+    expect(stepsOf(await b.chat.runs())).toEqual([['run_1', 'completed']]);
+    expect([starts.get('first'), starts.get('second')]).toEqual([1, 2]);
+    expect(ofType(b.events, 'tool.in_doubt')).toEqual([]);
+    await b.close();
+  });
+
+  it('closes the plan run crashed once its resumes are spent', async () => {
+    const path = tempDb();
+    await cutInStepB(path, { idempotent: true });
+    const hanging = {
+      tools: [countingTool('first'), countingTool('second', { idempotent: true, hangs: true })],
+    };
+    for (const [attempt, now] of [
+      [1, 10_000],
+      [2, 20_000],
+    ] as const) {
+      const next = processOn(path, now, hanging);
+      await next.clock.advance(10);
+      expect(ofType(next.events, 'run.resumed').at(-1)).toMatchObject({ runId: 'run_1', attempt });
+      await next.crash();
+    }
+    expect(starts.get('second')).toBe(3);
+    const last = processOn(path, 30_000, hanging);
+    await last.clock.advance(10);
+    expect(stepsOf(await last.chat.runs())).toEqual([['run_1', 'crashed']]);
+    expect(ofType(last.events, 'run.ended')).toMatchObject([{ runId: 'run_1', status: 'crashed' }]);
+    expect(starts.get('second')).toBe(3);
+    await last.close();
+  });
+
+  it('closes a plan run crashed with crashedRuns close', async () => {
+    const path = tempDb();
+    await cutInStepB(path, {});
+    const b = processOn(path, 50_000, {
+      tools: [countingTool('first'), countingTool('second')],
+      recovery: { crashedRuns: 'close' },
+    });
+    await b.clock.advance(10);
+    expect(stepsOf(await b.chat.runs())).toEqual([['run_1', 'crashed']]);
+    expect(starts.get('second')).toBe(1);
+    await b.close();
+  });
+});
