@@ -12,6 +12,8 @@ import { controllerOf, senderFor } from './token-role.js';
 /** `POST …/messages`: the message (`send()`'s input) and its per-message queue settings, side by side. */
 export const sendBodySchema = inboundMessageSchema.extend(queueSettingsSchema.shape).strict();
 
+const traceparentSchema = inboundMessageSchema.shape.traceparent.unwrap();
+
 const abortSchema = z.object({ reason: z.string().max(1000).optional() }).strict();
 const timeoutSchema = z
   .string()
@@ -73,6 +75,18 @@ function sessionOf(runtime: Runtime, c: Context<ServerEnv>): Session {
   return runtime.session(c.req.param('key') ?? '');
 }
 
+/**
+ * The trace context a send carries: the body's `traceparent`, else a well-formed `traceparent` header (the W3C Trace
+ * Context header an instrumented HTTP client sends). A malformed header is ignored, as the W3C spec asks; a
+ * malformed body field is refused by `send()`.
+ */
+function traceOf(c: Context, message: z.output<typeof inboundMessageSchema>): { traceparent?: string } {
+  if (message.traceparent !== undefined) return {};
+  const header = c.req.header('traceparent');
+  const valid = header !== undefined && traceparentSchema.safeParse(header).success;
+  return valid ? { traceparent: header } : {};
+}
+
 /** Sending, aborting, waiting and reading status, queue and settings of one session. */
 function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   app.post('/v1/sessions/:key/messages', ...scoped('send'), async (c) => {
@@ -81,7 +95,10 @@ function mountControlRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
     const sender = senderFor(runtime, c.get('grant'), message.sender);
     return sendAnswer(
       c,
-      await session.send({ ...message, ...(sender === undefined ? {} : { sender }) }, settings),
+      await session.send(
+        { ...message, ...traceOf(c, message), ...(sender === undefined ? {} : { sender }) },
+        settings,
+      ),
     );
   });
   app.post('/v1/sessions/:key/abort', ...scoped('abort'), async (c) => {
