@@ -58,40 +58,48 @@ export function planTraceOf(events: readonly RuntimeEvent[], runId: string): Pla
  */
 export async function resumeCrashedPlan(scope: SessionScope, run: RunRecord): Promise<PlanRunResult> {
   const { services, control } = scope;
+  const { runId } = run;
+  // The lane is taken before anything is read: a plan started after the restart waits for this one.
+  return holdingSession(control, runId, () =>
+    services.sessionLane.run(control.key, () => runCut(scope, run)),
+  );
+}
+
+/** Read where the cut plan stood and run it on (inside the session lane). */
+async function runCut(scope: SessionScope, run: RunRecord): Promise<PlanRunResult> {
+  const { services, control } = scope;
   const { ledger, clock } = services;
   const { runId } = run;
-  return holdingSession(control, runId, async () => {
-    const record = await ledger.getPlan(runId);
-    if (record === undefined) throw new RuntimeError('ledger_corrupt', `plan run "${runId}" has no plan row`);
-    const plan = parsePlan(record.plan);
-    const options = parsePlanOptions(record.options);
-    const previous: StepResult[] = await ledger.listStepResults(runId);
-    const trace = planTraceOf(await ledger.readEvents({ sessionKey: control.key }), runId);
-    const done = new Set(previous.map((result) => result.stepId));
-    const writes: Promise<void>[] = [];
-    for (const [stepId, result] of trace.outcomes) {
-      if (done.has(stepId)) continue;
-      previous.push(result);
-      writes.push(ledger.putStepResult({ ...result, runId, seq: previous.length, recordedAt: clock.now() }));
-    }
-    await durable(writes);
-    const tools = services.toolsFor(control.key);
-    const inDoubt = [...trace.started]
-      .filter(([stepId, tool]) => !done.has(stepId) && tools.get(tool)?.idempotent !== true)
-      .map(([stepId]) => stepId);
-    const compensations = await ledger.listCompensations(runId);
-    const segment = {
-      runId,
-      plan,
-      graph: buildPlanGraph(plan),
-      options,
-      approved: new Set(record.approvedSteps),
-      previous,
-      nextResult: previous.length + 1,
-      nextCompensation: compensations.length + 1,
-      startedAt: run.startedAt,
-      inDoubt: new Set(inDoubt),
-    };
-    return services.sessionLane.run(control.key, () => runPlanSegment(scope, segment));
-  });
+  const record = await ledger.getPlan(runId);
+  if (record === undefined) throw new RuntimeError('ledger_corrupt', `plan run "${runId}" has no plan row`);
+  const plan = parsePlan(record.plan);
+  const options = parsePlanOptions(record.options);
+  const previous: StepResult[] = await ledger.listStepResults(runId);
+  const trace = planTraceOf(await ledger.readEvents({ sessionKey: control.key }), runId);
+  const done = new Set(previous.map((result) => result.stepId));
+  const writes: Promise<void>[] = [];
+  for (const [stepId, result] of trace.outcomes) {
+    if (done.has(stepId)) continue;
+    previous.push(result);
+    writes.push(ledger.putStepResult({ ...result, runId, seq: previous.length, recordedAt: clock.now() }));
+  }
+  await durable(writes);
+  const tools = services.toolsFor(control.key);
+  const inDoubt = [...trace.started]
+    .filter(([stepId, tool]) => !done.has(stepId) && tools.get(tool)?.idempotent !== true)
+    .map(([stepId]) => stepId);
+  const compensations = await ledger.listCompensations(runId);
+  const segment = {
+    runId,
+    plan,
+    graph: buildPlanGraph(plan),
+    options,
+    approved: new Set(record.approvedSteps),
+    previous,
+    nextResult: previous.length + 1,
+    nextCompensation: compensations.length + 1,
+    startedAt: run.startedAt,
+    inDoubt: new Set(inDoubt),
+  };
+  return runPlanSegment(scope, segment);
 }

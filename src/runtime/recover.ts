@@ -92,20 +92,25 @@ export async function recoverAtStart(
       onError(error);
     }
   }
-  if (internals !== undefined) resumePlans(internals.get(), plans, onError);
+  if (internals !== undefined) await resumePlans(internals.get(), plans, onError);
 }
 
-/** Run on each plan run a crash cut, in its session (hydrated above); a failure is reported, never thrown. */
-function resumePlans(
+/**
+ * Run on each plan run a crash cut, in its session (hydrated above): each holds its session and is in its lane
+ * before recovery ends, ahead of any plan or message sent after the restart. A failure is reported, never thrown.
+ */
+async function resumePlans(
   internals: RuntimeInternals,
   runs: readonly RunRecord[],
   onError: (error: unknown) => void,
-) {
+): Promise<void> {
   for (const run of runs) {
-    void internals.registry
-      .acquire(run.sessionKey)
-      .then((session) => resumeCrashedPlan(sessionScopeOf(internals, session), run))
-      .catch(onError);
+    try {
+      const session = await internals.registry.acquire(run.sessionKey);
+      resumeCrashedPlan(sessionScopeOf(internals, session), run).catch(onError);
+    } catch (error) {
+      onError(error);
+    }
   }
 }
 
