@@ -39,7 +39,10 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
     const decidedNow = new Set([...stepIds, ...decided.reject]);
     const inDoubt = [...started.keys()].filter((id) => !done.has(id) && !decidedNow.has(id));
     writes.push(ledger.setRunStatus(runId, 'running'));
-    await resumeHold(scope, runId, writes);
+    // The plan takes its place in the session lane as it is held again, before its writes are awaited: a plan
+    // started meanwhile (the session no longer looks paused) waits behind it instead of running first.
+    const held = resumeHold(scope, runId, writes);
+    held.catch(() => undefined);
     const segment = {
       runId,
       plan,
@@ -53,7 +56,10 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
       inDoubt: new Set(inDoubt),
     };
     return await holdingSession(control, runId, () =>
-      services.sessionLane.run(control.key, () => runPlanSegment(scope, segment)),
+      services.sessionLane.run(control.key, async () => {
+        await held;
+        return runPlanSegment(scope, segment);
+      }),
     );
   } finally {
     work.resumingPlans.delete(runId);

@@ -26,7 +26,8 @@ export type ChildCommand =
       readonly text: string;
       readonly mode: 'followup' | 'collect';
     }
-  | { readonly op: 'cancel'; readonly session: string; readonly id: string };
+  | { readonly op: 'cancel'; readonly session: string; readonly id: string }
+  | { readonly op: 'plan'; readonly session: string; readonly id: string };
 
 /** How the child ended. */
 export interface ChildExit {

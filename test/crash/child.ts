@@ -5,19 +5,27 @@
  * stdin, one JSON command a line:
  *   {"op":"send","session":"s3","id":"s3-m17","text":"…","mode":"followup"|"collect"}
  *   {"op":"cancel","session":"s3","id":"s3-m17"}
+ *   {"op":"plan","session":"p0","id":"p0-7"}       a two-step plan of work tool calls (b after a)
  * stdout, one JSON line each:
  *   {"ready":true}                                   once the runtime is created
  *   {"ack":"s3-m17","disposition":"queued",…}        only after send() resolved (the message is durable)
  *   {"cancel":"s3-m17","removed":true}               only after queue.cancel() resolved
  *   {"failed":"s3-m17","code":"…","message":"…"}     a send or cancel that rejected
  *   {"toolStart":"run_7/w-42-3"}                     a tool call starting (written before it does anything)
- *   {"inDoubt":"run_7/w-42-3"}                       a tool call found in doubt after a crash (the child, as the
- *                                                    operator, answers it with a rejection)
+ *   {"inDoubt":"run_7/w-42-3"}                       a tool call (or plan step) found in doubt after a crash (the
+ *                                                    child, as the operator, answers it with a rejection)
  * It never exits on its own while stdin is open; when stdin ends it closes the runtime and exits 0.
  */
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { createRuntime, defineTool, seededRandom, systemClock, type ModelRequest } from '../../src/index.js';
+import {
+  createRuntime,
+  defineTool,
+  seededRandom,
+  systemClock,
+  type ModelRequest,
+  type Session,
+} from '../../src/index.js';
 import { scriptedModel, type ScriptEntry } from '../../src/testing/index.js';
 
 const commandSchema = z.discriminatedUnion('op', [
@@ -29,6 +37,7 @@ const commandSchema = z.discriminatedUnion('op', [
     mode: z.enum(['followup', 'collect']),
   }),
   z.object({ op: z.literal('cancel'), session: z.string(), id: z.string() }),
+  z.object({ op: z.literal('plan'), session: z.string(), id: z.string() }),
 ]);
 type Command = z.infer<typeof commandSchema>;
 
@@ -83,16 +92,38 @@ report({ ready: true });
 
 /**
  * The operator: every call in doubt (found by recovery now, or left waiting by an earlier child) is answered with a
- * rejection, so its run goes on telling the model the outcome is unknown. Replays the whole log at start.
+ * rejection, so its run goes on telling the model the outcome is unknown; a plan step in doubt is rejected once its
+ * plan is paused (its plan goes on without it). Replays the whole log at start.
  */
 async function answerInDoubt(): Promise<void> {
+  const planSteps = new Map<string, string[]>();
   for await (const event of runtime.events()) {
-    if (event.type !== 'tool.in_doubt' || event.runId === undefined) continue;
-    report({ inDoubt: `${event.runId}/${event.toolCallId}` });
-    await runtime
-      .session(event.sessionKey)
-      .approve({ toolCallId: event.toolCallId, decision: 'reject' })
-      .catch(() => undefined); // answered already (by an earlier child), or no longer waiting
+    const { runId } = event;
+    if (runId === undefined) continue;
+    const session = runtime.session(event.sessionKey);
+    if (event.type === 'run.paused' && planSteps.has(runId)) {
+      void rejectPlanSteps(session, runId, planSteps.get(runId) ?? []);
+      planSteps.delete(runId);
+    }
+    if (event.type !== 'tool.in_doubt') continue;
+    report({ inDoubt: `${runId}/${event.toolCallId}` });
+    if (event.sessionKey.startsWith('p')) {
+      planSteps.set(runId, [...(planSteps.get(runId) ?? []), event.toolCallId]);
+      continue;
+    }
+    await session.approve({ toolCallId: event.toolCallId, decision: 'reject' }).catch(() => undefined); // answered already (by an earlier child), or no longer waiting
+  }
+}
+
+/** Reject a paused plan's steps in doubt; its pause may not be recorded yet when run.paused is out, so retry. */
+async function rejectPlanSteps(session: Session, runId: string, stepIds: string[]): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const answered = await session.approvePlan({ runId, reject: stepIds }).then(
+      () => true,
+      (error: unknown) => (error as { message?: string }).message?.includes('not waiting') !== true,
+    );
+    if (answered) return;
+    await systemClock.sleep(10);
   }
 }
 void answerInDoubt().catch(() => undefined);
@@ -105,7 +136,14 @@ function failure(id: string, error: unknown): Record<string, unknown> {
 async function perform(command: Command): Promise<void> {
   const session = runtime.session(command.session);
   try {
-    if (command.op === 'send') {
+    if (command.op === 'plan') {
+      const steps = [
+        { id: 'a', tool: 'work', args: { ms: between(5, 40) } },
+        { id: 'b', tool: 'work', args: { ms: between(5, 40) }, dependsOn: ['a'] },
+      ];
+      // A plan may be refused while the previous one waits for the operator: that is not a lost message.
+      void session.executePlan({ steps }).catch(() => undefined);
+    } else if (command.op === 'send') {
       const result = await session.send({ id: command.id, text: command.text }, { mode: command.mode });
       report({ ack: command.id, ...result });
     } else {

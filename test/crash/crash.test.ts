@@ -9,6 +9,8 @@ import { findViolations } from './ledger-checks.js';
 import { drained, firstClosed, openRuns } from './ledger-probe.js';
 
 const sessions = Array.from({ length: 8 }, (_, index) => `s${index}`);
+/** The session the plan runs go to (two work steps each), away from the message order checks of the others. */
+const planSession = 'p0';
 const kills = 22;
 /** Set AGENTLANES_CRASH_SEED to replay a failing schedule (the seed is printed with every run). */
 const seed = Number(process.env['AGENTLANES_CRASH_SEED'] ?? 20_240_611);
@@ -23,6 +25,7 @@ afterEach(async () => {
 function createTally(random: () => number) {
   const between = (low: number, high: number): number => low + Math.floor(random() * (high - low + 1));
   const sent = new Map<string, number>();
+  let plans = 0;
   const tally = {
     between,
     acked: new Map<string, { disposition: string; runId?: string }>(),
@@ -44,6 +47,7 @@ function createTally(random: () => number) {
     },
     /** A send to a random session (ids numbered per session, across rounds), now and then a cancel. */
     nextCommand: (): ChildCommand => {
+      if (random() < 0.04) return { op: 'plan', session: planSession, id: `plan-${++plans}` };
       const key = sessions[between(0, sessions.length - 1)] as string;
       const last = sent.get(key) ?? 0;
       if (last > 0 && random() < 0.05) return { op: 'cancel', session: key, id: `${key}-m${last}` };
@@ -115,11 +119,12 @@ describe('createRuntime (crash recovery)', () => {
       expect(await last.end()).toEqual({ code: 0, signal: null });
       children.delete(last);
 
-      const result = await findViolations(dbPath, { sessions, ...tally });
+      const result = await findViolations(dbPath, { ...tally, sessions: [...sessions, planSession] });
       console.log(
         `crash test: seed ${seed}, ${kills} kills (kind and runs left open: ${schedule.join(' ')}), ` +
           `${result.resumedRuns} runs completed after a resume, ${tally.inDoubt.size} tool calls in doubt, ` +
-          `${result.crashedRuns} runs closed after their resumes, of ${result.runs}; ${result.messages} messages ` +
+          `${result.crashedRuns} runs closed after their resumes, ${result.failedPlans} plans failed on a step in ` +
+          `doubt, of ${result.runs}; ${result.messages} messages ` +
           `in the inbox, ${tally.acked.size} acknowledged, ${tally.cancelled.size} cancelled, ${Date.now() - started} ms`,
       );
       expect(tally.failures).toEqual([]);
@@ -127,7 +132,7 @@ describe('createRuntime (crash recovery)', () => {
       // No tool call starts twice: one in doubt is answered by the operator, never run again on its own.
       expect([...tally.toolStarts].filter(([, count]) => count > 1)).toEqual([]);
       expect(result.resumedRuns).toBeGreaterThan(0);
-      expect(result.resumedRuns + result.crashedRuns).toBe(tally.leftOpen.size);
+      expect(result.resumedRuns + result.crashedRuns + result.failedPlans).toBe(tally.leftOpen.size);
       rmSync(directory, { recursive: true, force: true });
     } catch (error) {
       console.error(`crash test failed: seed ${seed}, ledger kept at ${dbPath}\n${log.join('\n')}`);

@@ -83,6 +83,11 @@ function resumesOf(events: readonly RuntimeEvent[], runId: string): number {
   ).length;
 }
 
+/** A tool call or plan step of the run was found in doubt after a crash. */
+function inDoubtIn(events: readonly RuntimeEvent[], runId: string): boolean {
+  return events.some((event) => event.type === 'tool.in_doubt' && event.runId === runId);
+}
+
 function checkRuns(
   key: string,
   runs: readonly RunRecord[],
@@ -105,7 +110,14 @@ function checkRuns(
     // A run a kill cut resumes to a whole answer; only one cut past its resumes (2) is closed crashed.
     const leftOpen = observed.leftOpen.has(run.runId);
     const resumes = resumesOf(events, run.runId);
-    if (leftOpen && run.status !== 'completed' && !(run.status === 'crashed' && resumes === 2))
+    // A plan whose step in doubt the operator rejected fails (the step's outcome is unknown).
+    const failedInDoubt = run.status === 'failed' && inDoubtIn(events, run.runId);
+    if (
+      leftOpen &&
+      run.status !== 'completed' &&
+      !failedInDoubt &&
+      !(run.status === 'crashed' && resumes === 2)
+    )
       violations.push(
         `${key}: run ${run.runId}, cut by a kill and resumed ${resumes} times, is ${run.status}`,
       );
@@ -149,6 +161,7 @@ export async function findViolations(
   violations: string[];
   crashedRuns: number;
   resumedRuns: number;
+  failedPlans: number;
   runs: number;
   messages: number;
 }> {
@@ -157,6 +170,7 @@ export async function findViolations(
     const violations: string[] = [];
     let crashedRuns = 0;
     let resumedRuns = 0;
+    let failedPlans = 0;
     let runCount = 0;
     let messageCount = 0;
     const allRunIds = new Set<string>();
@@ -172,6 +186,9 @@ export async function findViolations(
       resumedRuns += runs.filter(
         (run) => run.status === 'completed' && resumesOf(events, run.runId) > 0,
       ).length;
+      failedPlans += runs.filter(
+        (run) => run.status === 'failed' && observed.leftOpen.has(run.runId) && inDoubtIn(events, run.runId),
+      ).length;
       runCount += runs.length;
       messageCount += messages.length;
       for (const run of runs) allRunIds.add(run.runId);
@@ -179,7 +196,7 @@ export async function findViolations(
     for (const runId of observed.leftOpen) {
       if (!allRunIds.has(runId)) violations.push(`run ${runId}, left open by a kill, is gone`);
     }
-    return { violations, crashedRuns, resumedRuns, runs: runCount, messages: messageCount };
+    return { violations, crashedRuns, resumedRuns, failedPlans, runs: runCount, messages: messageCount };
   } finally {
     await ledger.close();
   }

@@ -42,7 +42,7 @@ export function firstClosed(dbPath: string, runIds: readonly string[], timeoutMs
 export function drained(dbPath: string, timeoutMs: number): Promise<void> {
   return withReader(dbPath, async (db) => {
     const count = db.prepare(
-      "SELECT (SELECT count(*) FROM inbox WHERE status IN ('pending', 'steered')) AS pending, (SELECT count(*) FROM runs WHERE status = 'running') AS running",
+      "SELECT (SELECT count(*) FROM inbox WHERE status IN ('pending', 'steered')) AS pending, (SELECT count(*) FROM runs WHERE status IN ('running', 'awaiting_approval')) AS running",
     );
     const deadline = Date.now() + timeoutMs;
     for (;;) {
