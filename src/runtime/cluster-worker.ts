@@ -9,6 +9,7 @@ import type { Ledger } from '../ledger/index.js';
 import type { PostgresLedger } from '../ledger/postgres-ledger.js';
 import type { StepToolRunner } from '../plans/step-jobs.js';
 import { defaultRecoveryPolicy, recoverOpenRuns } from '../runner/crash-record.js';
+import { resumeCrashedPlan } from '../runner/plan-crash-resume.js';
 import { createEventTail, eventsRing } from './cluster-events.js';
 import { clusterSession, serveForwarded, statusesKind } from './cluster-session.js';
 import type { EventBus } from './event-bus.js';
@@ -18,6 +19,7 @@ import type { RuntimeInternals } from './runtime-internals.js';
 import type { RuntimeConfig } from './runtime-options.js';
 import { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
 import { openRuntimeLedger } from './open-ledger.js';
+import { sessionScopeOf } from './live-session-control.js';
 import { createSessionHandle, type Session } from './session-handle.js';
 
 /** The cluster side of a runtime on the Postgres ledger: the cluster, and the fenced ledger the runtime uses. */
@@ -109,10 +111,14 @@ function hostOf(
           policy: internals.recovery ?? defaultRecoveryPolicy,
           reason: 'takeover',
           only: new Set([sessionKey]),
+          resumePlans: true,
         },
       );
-      for (const run of recovered.resumed) internals.registry.resumeOnLoad(run);
-      await internals.registry.acquire(sessionKey);
+      const plans = recovered.resumed.filter((run) => run.provider === 'plan');
+      for (const run of recovered.resumed) if (run.provider !== 'plan') internals.registry.resumeOnLoad(run);
+      const session = await internals.registry.acquire(sessionKey);
+      // A plan run the dead worker left open goes on here, in its session's lane, as after a crash.
+      for (const run of plans) resumeCrashedPlan(sessionScopeOf(internals, session), run).catch(onError);
     },
     serve: (request) => serveForwarded(handleOf, request),
     accepting: () => !internals.isClosed(),
@@ -128,8 +134,8 @@ function hostOf(
 
 /**
  * Start the worker (instead of single-process recovery): number events after the log's end, register, then serve
- * forwarded calls and take over the sessions of dead workers — their open runs closed as crashed, their pending
- * messages run in order, their paused runs still paused.
+ * forwarded calls and take over the sessions of dead workers — their open runs resumed (or closed as crashed past
+ * the recovery budget), their pending messages run in order, their paused runs still paused.
  */
 export async function startClusterWorker(worker: ClusterWorker, internals: RuntimeInternals): Promise<void> {
   const handleOf = (key: string): Session => createSessionHandle(internals, key);

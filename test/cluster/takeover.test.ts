@@ -66,6 +66,36 @@ describe('takeover in a cluster of worker processes', { timeout: 90_000 }, () =>
     });
   });
 
+  it('resumes a SIGKILLed worker’s plan run on the worker that takes its session over', async () => {
+    const fixture = clusterFixture(freshSchema());
+    onTestFailed(() => console.log(fixture.log.join('')));
+    const [a, b] = await Promise.all([fixture.start('a', { leaseMs }), fixture.start('b', { leaseMs })]);
+    // A's answer never comes: A dies while the step runs.
+    a.call('p1', 'executePlan', { steps: [{ id: 's1', tool: 'hold', args: {} }] }).catch(() => undefined);
+    await fixture.callSeen('a', 'step:hold', false);
+    a.signal('SIGKILL');
+    await a.exited;
+    // B adopts the session once A's lease ran out (a call to it waits through the takeover) and runs the step again.
+    await b.call('p1', 'status');
+    await fixture.callSeen('b', 'step:hold', false);
+    const runsOfPlan = () =>
+      fixture.query<{ run_id: string; status: string }>(
+        'SELECT run_id, status FROM runs WHERE session_key = $1',
+        ['p1'],
+      );
+    let runs = await runsOfPlan();
+    for (let polls = 0; runs[0]?.status === 'running' && polls < 200; polls++) {
+      await b.call('p1', 'waitForEnd', { timeoutMs: 100 });
+      runs = await runsOfPlan();
+    }
+    expect(runs.map((run) => run.status)).toEqual(['completed']);
+    const resumed = await fixture.query<{ body: string }>(
+      "SELECT body FROM events WHERE run_id = $1 AND type = 'run.resumed'",
+      [runs[0]?.run_id],
+    );
+    expect(resumed.map((row) => JSON.parse(row.body) as unknown)).toMatchObject([{ reason: 'takeover' }]);
+  });
+
   it('fences out a SIGSTOPped owner: after SIGCONT nothing it writes for the session lands', async () => {
     const fixture = clusterFixture(freshSchema());
     onTestFailed(() => console.log(fixture.log.join('')));

@@ -74,14 +74,30 @@ const refund = defineTool({
   execute: ({ orderId }) => Promise.resolve({ refunded: orderId }),
 });
 
+/**
+ * A plan step that never ends on worker a (it dies meanwhile) and ends at once on any other. Idempotent: run again
+ * after a takeover, it is not in doubt. Reported to the driver as a call with the text `step:hold`.
+ */
+const hold = defineTool({
+  name: 'hold',
+  description: 'Hold a plan step',
+  input: z.object({}),
+  idempotent: true,
+  execute: () => {
+    send({ type: 'calling', worker: name, text: 'step:hold' });
+    return name === 'a' ? new Promise<string>(() => undefined) : Promise.resolve(`held on ${name}`);
+  },
+});
+
 const runtime = createRuntime({
   ledger: { postgres: { connectionString: postgresUrl, schema } },
-  cluster: { leaseMs: extra.leaseMs ?? 2_000, scanMs: 250, pollMs: 200 },
+  // Plan steps run on the worker that holds the plan, so a step is cut with its worker.
+  cluster: { leaseMs: extra.leaseMs ?? 2_000, scanMs: 250, pollMs: 200, planSteps: 'inline' },
   providers: { scripted: recordingModel() },
   model: { provider: 'scripted', model: 'm' },
   globalLane: { concurrency: extra.concurrency ?? 8 },
   queue: { mode: 'followup', debounceMs: 0 },
-  tools: [refund],
+  tools: [refund, hold],
   onError: (error) =>
     process.stderr.write(`[${name}] ${error instanceof Error ? error.message : String(error)}\n`),
 });
