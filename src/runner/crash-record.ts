@@ -112,7 +112,7 @@ async function resumeRun(
 ): Promise<boolean> {
   const { policy, reason } = options;
   if (policy.crashedRuns === 'close' || policy.maxResumes <= 0) return false;
-  // A plan run resumes only where its caller runs it on (startup recovery; a cluster takeover closes it).
+  // A plan run resumes only where its caller runs it on (startup recovery and a cluster takeover do).
   if (run.provider === 'plan' && options.resumePlans !== true) return false;
   if (deps.clock.now() - run.startedAt > policy.maxAgeMs) return false;
   const events = await deps.ledger.readEvents({ sessionKey: run.sessionKey });

@@ -1,3 +1,4 @@
+import { RuntimeError } from '../core/errors.js';
 import type { PlanRecord, RunRecord } from '../ledger/index.js';
 import { buildPlanGraph } from '../plans/plan-graph.js';
 import type { Plan, PlanOptions } from '../plans/plan-schema.js';
@@ -17,6 +18,8 @@ export interface PlanDecisions {
   readonly options: PlanOptions;
   readonly stepIds: readonly string[];
   readonly reject: readonly string[];
+  /** Steps in doubt whose outcome the operator supplies: recorded as their results, never run again. */
+  readonly supply: readonly { readonly stepId: string; readonly output: unknown }[];
 }
 
 /**
@@ -36,7 +39,11 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
     const { started } = planTraceOf(await ledger.readEvents({ sessionKey: control.key }), runId);
     const writes = recordDecisions(scope, decided, previous, started);
     const done = new Set(previous.map((result) => result.stepId));
-    const decidedNow = new Set([...stepIds, ...decided.reject]);
+    const decidedNow = new Set([
+      ...stepIds,
+      ...decided.reject,
+      ...decided.supply.map((entry) => entry.stepId),
+    ]);
     const inDoubt = [...started.keys()].filter((id) => !done.has(id) && !decidedNow.has(id));
     writes.push(ledger.setRunStatus(runId, 'running'));
     // The plan takes its place in the session lane as it is held again, before its writes are awaited: a plan
@@ -78,13 +85,15 @@ function recordDecisions(
   inDoubt: ReadonlyMap<string, string>,
 ): Promise<void>[] {
   const { ledger, clock } = scope.services;
-  const { plan, stepIds, reject } = decided;
+  const { plan, stepIds, reject, supply } = decided;
   const { runId } = decided.run;
   const ids = planStepIds(plan);
   const done = new Set(previous.map((result) => result.stepId));
   const now = clock.now();
   const toolOf = (id: string) => plan.steps.find((step) => step.id === rootStepId(id, ids))?.tool ?? '';
-  const writes = [ledger.approvePlanSteps(runId, [...stepIds])];
+  // Checked (and refused) before anything is written.
+  const supplied = recordSupplied(scope, decided, previous, inDoubt);
+  const writes = [ledger.approvePlanSteps(runId, [...stepIds]), ...supplied];
   for (const id of reject.filter((stepId) => !done.has(stepId))) {
     const rejected: StepResult = {
       stepId: id,
@@ -101,6 +110,52 @@ function recordDecisions(
   ] as const) {
     for (const id of list)
       scope.control.emit({ type: 'approval.resolved', runId, toolCallId: id, tool: toolOf(id), decision });
+  }
+  for (const { stepId } of supply) {
+    scope.control.emit({
+      type: 'approval.resolved',
+      runId,
+      toolCallId: stepId,
+      tool: toolOf(stepId),
+      decision: 'approve',
+      message: 'the operator supplied the outcome',
+    });
+  }
+  return writes;
+}
+
+/**
+ * Record the outcomes the operator supplied for steps in doubt as their results (added to `previous`); only a step
+ * a crash cut while its tool ran can be supplied (`invalid_input` otherwise, before anything is written).
+ */
+function recordSupplied(
+  scope: SessionScope,
+  decided: PlanDecisions,
+  previous: StepResult[],
+  inDoubt: ReadonlyMap<string, string>,
+): Promise<void>[] {
+  const { ledger, clock } = scope.services;
+  const { supply } = decided;
+  const { runId } = decided.run;
+  const done = new Set(previous.map((result) => result.stepId));
+  const now = clock.now();
+  const notInDoubt = supply.find((entry) => !inDoubt.has(entry.stepId) || done.has(entry.stepId));
+  if (notInDoubt !== undefined) {
+    throw new RuntimeError(
+      'invalid_input',
+      `approvePlan: step "${notInDoubt.stepId}" is not in doubt: only the outcome of a step a crash cut can be supplied`,
+    );
+  }
+  const writes: Promise<void>[] = [];
+  for (const { stepId, output } of supply) {
+    const known: StepResult = {
+      stepId,
+      success: true,
+      data: output,
+      metadata: { executionTime: 0, retries: 0, startedAt: now },
+    };
+    previous.push(known);
+    writes.push(ledger.putStepResult({ ...known, runId, seq: previous.length, recordedAt: now }));
   }
   return writes;
 }

@@ -34,16 +34,18 @@ const approvePlanSchema = z
     runId: z.string().min(1),
     stepIds: z.array(z.string().min(1)).default([]),
     reject: z.array(z.string().min(1)).default([]),
+    // The outcome the operator knows of a step in doubt (a crash cut it while its tool ran): its result.
+    supply: z.array(z.object({ stepId: z.string().min(1), output: z.unknown() }).strict()).default([]),
   })
   .strict()
   .refine(
-    (input) => input.stepIds.length + input.reject.length > 0,
-    'name at least one step to approve or reject',
+    (input) => input.stepIds.length + input.reject.length + input.supply.length > 0,
+    'name at least one step to approve, reject or supply',
   )
-  .refine(
-    (input) => !input.stepIds.some((id) => input.reject.includes(id)),
-    'a step cannot be approved and rejected',
-  );
+  .refine((input) => {
+    const named = [...input.stepIds, ...input.reject, ...input.supply.map((entry) => entry.stepId)];
+    return new Set(named).size === named.length;
+  }, 'a step can be approved, rejected or supplied once');
 
 /** What `approvePlan()` takes: the paused plan run, the step ids approved and those rejected. */
 export type ApprovePlanInput = z.input<typeof approvePlanSchema>;
@@ -73,7 +75,7 @@ export async function approvePlan(
   const parsed = approvePlanSchema.safeParse(input);
   if (!parsed.success)
     throw new RuntimeError('invalid_input', `approvePlan: ${z.prettifyError(parsed.error)}`);
-  const { runId, stepIds, reject } = parsed.data;
+  const { runId, stepIds, reject, supply } = parsed.data;
   const { ledger } = internals.services;
   const [record, run] = await Promise.all([ledger.getPlan(runId), ledger.getRun(runId)]);
   if (record === undefined || run === undefined || record.sessionKey !== session.key) {
@@ -84,7 +86,8 @@ export async function approvePlan(
   }
   const { plan, options } = recordedPlan(record);
   const ids = planStepIds(plan);
-  assertPlanStepIds([...stepIds, ...reject], (id) => rootStepId(id, ids) !== undefined);
-  const decided = { record, run, plan, options, stepIds, reject };
+  const supplied = supply.map((entry) => entry.stepId);
+  assertPlanStepIds([...stepIds, ...reject, ...supplied], (id) => rootStepId(id, ids) !== undefined);
+  const decided = { record, run, plan, options, stepIds, reject, supply };
   return resumePlanRun(sessionScopeOf(internals, session), decided);
 }

@@ -36,6 +36,10 @@ const planDecisionSchema = z
   .object({
     approve: z.array(z.string().min(1).max(512)).max(1000).optional(),
     reject: z.array(z.string().min(1).max(512)).max(1000).optional(),
+    supply: z
+      .array(z.object({ stepId: z.string().min(1).max(512), output: z.unknown() }).strict())
+      .max(1000)
+      .optional(),
   })
   .strict();
 const runIdSchema = z.string().min(1).max(512);
@@ -189,8 +193,8 @@ function mountDecisionRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   app.post('/v1/sessions/:key/plans/:runId/approvals', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);
     const runId = readQuery('runId', c.req.param('runId'), runIdSchema);
-    const { approve = [], reject = [] } = await readBody(c, planDecisionSchema);
-    return c.json(await session.approvePlan({ runId, stepIds: approve, reject }));
+    const { approve = [], reject = [], supply = [] } = await readBody(c, planDecisionSchema);
+    return c.json(await session.approvePlan({ runId, stepIds: approve, reject, supply }));
   });
   app.post('/v1/sessions/:key/tool-results/:toolCallId', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);

@@ -185,6 +185,30 @@ describe('createRuntime (a plan run resumes after a crash)', () => {
     await b.close();
   });
 
+  it('records the outcome the operator supplies for a step in doubt, never running it again', async () => {
+    const path = tempDb();
+    await cutInStepB(path, {});
+    const b = processOn(path, 50_000, { tools: [countingTool('first'), countingTool('second')] });
+    await b.clock.advance(10);
+    // Only a step in doubt may be supplied: step a ran to its end.
+    await expect(
+      b.chat.approvePlan({ runId: 'run_1', supply: [{ stepId: 'a', output: { done: 'by hand' } }] }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
+    expect(b.chat.status()).toMatchObject({ state: 'awaiting_approval', runId: 'run_1' });
+    const result = await b.chat.approvePlan({
+      runId: 'run_1',
+      supply: [{ stepId: 'b', output: { done: 'by hand' } }],
+    });
+    expect(result.status).toBe('completed');
+    expect(result.results.map((step) => [step.stepId, step.success, step.data])).toEqual([
+      ['a', true, { done: 1 }],
+      ['b', true, { done: 'by hand' }],
+    ]);
+    expect(starts.get('second')).toBe(1);
+    expect(stepsOf(await b.chat.runs())).toEqual([['run_1', 'completed']]);
+    await b.close();
+  });
+
   it('runs a step of an idempotent tool that was cut again on its own', async () => {
     const path = tempDb();
     await cutInStepB(path, { idempotent: true });
