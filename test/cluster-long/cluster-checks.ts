@@ -94,3 +94,47 @@ function checkRuns(runs: readonly RunRow[]): string[] {
   }
   return problems;
 }
+
+/** What recovery did over the suite: runs completed after a resume, calls found in doubt, runs closed after the budget. */
+export interface ResumeReport {
+  readonly completedAfterResume: number;
+  readonly inDoubt: number;
+  readonly closedAfterBudget: number;
+  /** A run resumed more often than the budget, or one resumed and never ended. */
+  readonly problems: string[];
+}
+
+/**
+ * Count what the takeovers resumed, from the ledger: each run with a `run.resumed` after a crash or a takeover must
+ * have ended (completed, or closed `crashed` once its `maxResumes` were spent), never resumed more often than that.
+ */
+export async function resumeReport(schema: string, maxResumes: number): Promise<ResumeReport> {
+  const resumed = await rawQuery<{ run_id: string; status: string; resumes: number }>(
+    schema,
+    `SELECT r.run_id, r.status, count(*)::int AS resumes FROM runs r
+       JOIN events e ON e.run_id = r.run_id AND e.type = 'run.resumed'
+      WHERE e.body LIKE '%"reason":"takeover"%' OR e.body LIKE '%"reason":"crash"%'
+      GROUP BY r.run_id, r.status`,
+  );
+  const [doubts] = await rawQuery<{ count: number }>(
+    schema,
+    "SELECT count(*)::int AS count FROM events WHERE type = 'tool.in_doubt'",
+  );
+  const [crashed] = await rawQuery<{ count: number }>(
+    schema,
+    "SELECT count(*)::int AS count FROM runs WHERE status = 'crashed'",
+  );
+  const problems: string[] = [];
+  for (const run of resumed) {
+    if (run.resumes > maxResumes) problems.push(`run ${run.run_id}: resumed ${run.resumes} times`);
+    if (run.status !== 'completed' && run.status !== 'crashed' && !run.status.startsWith('awaiting')) {
+      problems.push(`run ${run.run_id}: resumed, then left ${run.status}`);
+    }
+  }
+  return {
+    completedAfterResume: resumed.filter((run) => run.status === 'completed').length,
+    inDoubt: doubts?.count ?? 0,
+    closedAfterBudget: crashed?.count ?? 0,
+    problems,
+  };
+}

@@ -4,7 +4,7 @@ import { freshSchema } from '../support/postgres.js';
 import type { Worker } from '../cluster/cluster-driver.js';
 import { clusterFixture } from '../cluster/cluster-fixture.js';
 import { auditWrites, installWriteAudit } from '../cluster/write-audit.js';
-import { checkCluster, type Acked } from './cluster-checks.js';
+import { checkCluster, resumeReport, type Acked } from './cluster-checks.js';
 
 /** Sizes (the issue's by default; smaller ones through the environment for a quick run). */
 const sessions = Number(process.env.CLUSTER_LONG_SESSIONS ?? 200);
@@ -119,6 +119,13 @@ describe('three workers under SIGKILL and SIGSTOP', () => {
       );
     }
     expect(problems).toEqual([]);
+    // Runs the kills cut resume on the worker that takes their session over (recovery's default budget: 2).
+    const recovery = await resumeReport(schema, 2);
+    console.log(
+      `cluster suite: ${recovery.completedAfterResume} runs completed after a resume, ${recovery.inDoubt} calls in doubt, ` +
+        `${recovery.closedAfterBudget} runs closed crashed`,
+    );
+    expect(recovery.problems).toEqual([]);
     const audit = await auditWrites(schema);
     expect(audit.writes).toBeGreaterThan(0);
     expect(audit.afterForeignClaim).toEqual([]);
