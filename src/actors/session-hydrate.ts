@@ -34,6 +34,12 @@ export async function loadSession(registry: RegistryState, key: string): Promise
     if (live !== undefined) return live;
     const resume = registry.resuming.get(key);
     registry.resuming.delete(key);
+    // A plan run a crash cut holds its session again as running (its messages keep queuing) until it is resumed
+    // and ends: pending messages must not start a run ahead of it, nor beside it.
+    if (resume?.provider === 'plan') {
+      const held = { runId: resume.runId, state: 'running' as const, steps: [] };
+      return startOrRefuse(registry, key, { ...state, plan: held });
+    }
     return startOrRefuse(registry, key, { ...state, plan, resume });
   } catch (error) {
     if (isRuntimeError(error, 'ledger_corrupt')) registry.onCorrupt?.(error);

@@ -115,7 +115,7 @@ function hostOf(
         },
       );
       const plans = recovered.resumed.filter((run) => run.provider === 'plan');
-      for (const run of recovered.resumed) if (run.provider !== 'plan') internals.registry.resumeOnLoad(run);
+      for (const run of recovered.resumed) internals.registry.resumeOnLoad(run);
       const session = await internals.registry.acquire(sessionKey);
       // A plan run the dead worker left open goes on here, in its session's lane, as after a crash.
       for (const run of plans) resumeCrashedPlan(sessionScopeOf(internals, session), run).catch(onError);

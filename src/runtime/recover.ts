@@ -66,7 +66,8 @@ export async function recoverAtStart(
     },
   );
   const plans = recovered.resumed.filter((run) => run.provider === 'plan');
-  for (const run of recovered.resumed) if (run.provider !== 'plan') registry.resumeOnLoad(run);
+  // Each resumed run's session hydrates holding it (a plan run: held as running until resumePlans runs it on).
+  for (const run of recovered.resumed) registry.resumeOnLoad(run);
   const crashed = recovered.sessions;
   const withPending = await ledger.listSessionsWithPending().catch((error: unknown) => {
     onError(error);

@@ -105,8 +105,9 @@ export function resumesOf(events: readonly RuntimeEvent[], runId: string): numbe
 }
 
 /**
- * A chat run a kill cut resumes and ends as any run (completed, or interrupted by a message); it is crashed only
- * after its 2 resumes. A plan run a kill cut is closed crashed. A run no kill cut never resumes nor crashes.
+ * A run a kill cut (a chat run or a plan run) resumes and ends as any run (completed, failed on a step in doubt,
+ * or interrupted by a message); it is crashed only after its 2 resumes. A run no kill cut never resumes nor
+ * crashes.
  */
 function checkCut(key: string, run: RunRecord, events: readonly RuntimeEvent[], tally: Tally): Violation[] {
   const cut = tally.leftOpen.has(run.runId);
@@ -114,7 +115,6 @@ function checkCut(key: string, run: RunRecord, events: readonly RuntimeEvent[], 
   const crashed = run.status === 'crashed';
   let allowed: boolean;
   if (!cut) allowed = !crashed && resumes === 0;
-  else if (run.provider === 'plan') allowed = crashed;
   else allowed = crashed ? resumes === 2 : true;
   if (allowed) return [];
   const why = cut ? `a kill left it open and it resumed ${resumes} times` : 'no kill left it open';

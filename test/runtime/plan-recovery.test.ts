@@ -209,6 +209,31 @@ describe('createRuntime (a plan run resumes after a crash)', () => {
     await b.close();
   });
 
+  it('holds its session until the resumed plan ended: a message queued behind it runs after it, never beside it', async () => {
+    const path = tempDb();
+    const a = processOn(path, 0, {
+      tools: [countingTool('first'), countingTool('second', { idempotent: true, hangs: true })],
+    });
+    void a.chat.executePlan(twoSteps).catch(() => undefined);
+    await a.clock.advance(10);
+    expect(starts.get('second')).toBe(1);
+    // Admitted while the plan holds the session: it waits behind the plan.
+    expect(await a.chat.send({ id: 'm1', text: 'while the plan runs' })).toMatchObject({ messageId: 'm1' });
+    expect(await a.chat.runs()).toHaveLength(1);
+    await a.crash();
+
+    const b = processOn(path, 50_000, {
+      tools: [countingTool('first'), countingTool('second', { idempotent: true })],
+    });
+    await b.clock.advance(10_000);
+    const planEnded = b.events.findIndex((event) => event.type === 'run.ended' && event.runId === 'run_1');
+    const messageRun = b.events.findIndex((event) => event.type === 'run.started' && event.runId !== 'run_1');
+    expect(planEnded).toBeGreaterThanOrEqual(0);
+    expect(messageRun).toBeGreaterThan(planEnded);
+    expect(stepsOf(await b.chat.runs())[0]).toEqual(['run_1', 'completed']);
+    await b.close();
+  });
+
   it('runs a step of an idempotent tool that was cut again on its own', async () => {
     const path = tempDb();
     await cutInStepB(path, { idempotent: true });
