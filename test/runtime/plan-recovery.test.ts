@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   createRuntime,
@@ -13,16 +10,10 @@ import {
   type RuntimeOptions,
 } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { crashableProcess, ofType } from '../support/crash-process.js';
+import { tempLedgerPath } from '../support/temp-ledger.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function tempDb(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-plan-resume-'));
-  dirs.push(dir);
-  return join(dir, 'ledger.db');
-}
+const tempDb = (): string => tempLedgerPath('plan-resume');
 
 // Shared by every "process" of a test: run ids must not repeat across a restart.
 let ids = sequentialIds();
@@ -75,33 +66,8 @@ function processOn(path: string, now: number, extra: Extra = {}) {
     onError: () => undefined,
     ...options,
   });
-  const events: RuntimeEvent[] = [];
-  const stop = new AbortController();
-  const reading = (async () => {
-    for await (const event of runtime.events({ signal: stop.signal })) events.push(event);
-  })();
-  return {
-    runtime,
-    clock,
-    events,
-    chat: runtime.session('telegram:1'),
-    async crash() {
-      stop.abort();
-      await reading.catch(() => undefined);
-      await file.close();
-    },
-    async close() {
-      const closing = runtime.close();
-      await clock.runAll();
-      await closing;
-      stop.abort();
-      await reading;
-    },
-  };
+  return crashableProcess({ runtime, ledger: file, clock, sessionKey: 'telegram:1' });
 }
-
-const ofType = <T extends RuntimeEvent['type']>(events: readonly RuntimeEvent[], type: T) =>
-  events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type);
 
 const twoSteps = {
   steps: [

@@ -1,27 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   createRuntime,
   createSqliteLedger,
   defineTool,
   sequentialIds,
-  type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
+import { crashableProcess, ofType } from '../support/crash-process.js';
+import { tempLedgerPath } from '../support/temp-ledger.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function tempDb(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-resume-'));
-  dirs.push(dir);
-  return join(dir, 'ledger.db');
-}
+const tempDb = (): string => tempLedgerPath('resume');
 
 // Shared by every "process" of a test: run ids must not repeat across a restart.
 let ids = sequentialIds();
@@ -71,34 +61,8 @@ function processOn(path: string, script: ScriptEntry[], now: number, extra: Extr
     onError: () => undefined,
     ...extra,
   });
-  const events: RuntimeEvent[] = [];
-  const stop = new AbortController();
-  const reading = (async () => {
-    for await (const event of runtime.events({ signal: stop.signal })) events.push(event);
-  })();
-  return {
-    runtime,
-    clock,
-    model,
-    events,
-    chat: runtime.session('telegram:1'),
-    async crash() {
-      stop.abort();
-      await reading.catch(() => undefined);
-      await ledger.close();
-    },
-    async close() {
-      const closing = runtime.close();
-      await clock.runAll();
-      await closing;
-      stop.abort();
-      await reading;
-    },
-  };
+  return { ...crashableProcess({ runtime, ledger, clock, sessionKey: 'telegram:1' }), model };
 }
-
-const ofType = <T extends RuntimeEvent['type']>(events: readonly RuntimeEvent[], type: T) =>
-  events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type);
 
 describe('createRuntime (resume after a crash)', () => {
   it('resumes a run cut mid-stream under the same run id: the model call is made again and blocks number on', async () => {
