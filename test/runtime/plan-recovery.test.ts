@@ -1,16 +1,14 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
   createRuntime,
   createSqliteLedger,
-  defineTool,
   sequentialIds,
   type Ledger,
   type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
-import { crashableProcess, ofType } from '../support/crash-process.js';
+import { countingTool as countingToolOf, crashableProcess, ofType } from '../support/crash-process.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 
 const tempDb = (): string => tempLedgerPath('plan-resume');
@@ -23,21 +21,8 @@ beforeEach(() => {
   ids = sequentialIds();
   starts = new Map();
 });
-/** A tool call that never settles: the process is cut while it runs. */
-const hang = new Promise<never>(() => undefined);
-function countingTool(name: string, options: { idempotent?: boolean; hangs?: boolean } = {}) {
-  return defineTool({
-    name,
-    description: `the ${name} tool`,
-    input: z.object({ n: z.number() }),
-    ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
-    execute: async ({ n }) => {
-      starts.set(name, (starts.get(name) ?? 0) + 1);
-      if (options.hangs === true) return hang;
-      return { done: n };
-    },
-  });
-}
+const countingTool = (name: string, options: { idempotent?: boolean; hangs?: boolean } = {}) =>
+  countingToolOf(starts, name, options);
 
 /** A ledger whose event log stops taking writes at the start of step `stepId` (so that start never commits). */
 function stallingAt(ledger: Ledger, stepId: string): Ledger {
@@ -45,7 +30,7 @@ function stallingAt(ledger: Ledger, stepId: string): Ledger {
   return Object.assign(Object.create(ledger) as Ledger, {
     appendEvents: (events: readonly RuntimeEvent[]) => {
       stalled ||= events.some((event) => event.type === 'tool.called' && event.stepId === stepId);
-      return stalled ? hang : ledger.appendEvents(events);
+      return stalled ? new Promise<void>(() => undefined) : ledger.appendEvents(events);
     },
   });
 }

@@ -1,14 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  createRuntime,
-  createSqliteLedger,
-  defineTool,
-  sequentialIds,
-  type RuntimeOptions,
-} from 'agentlanes';
+import { createRuntime, createSqliteLedger, sequentialIds, type RuntimeOptions } from 'agentlanes';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
-import { crashableProcess, ofType } from '../support/crash-process.js';
+import { countingTool as countingToolOf, crashableProcess, ofType } from '../support/crash-process.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 
 const tempDb = (): string => tempLedgerPath('resume');
@@ -24,21 +17,8 @@ let starts = new Map<string, number>();
 beforeEach(() => {
   starts = new Map();
 });
-/** A tool call that never settles: the process is cut while it runs. */
-const hang = new Promise<never>(() => undefined);
-function countingTool(name: string, options: { idempotent?: boolean; hangs?: boolean } = {}) {
-  return defineTool({
-    name,
-    description: `the ${name} tool`,
-    input: z.object({ n: z.number() }),
-    ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
-    execute: async ({ n }) => {
-      starts.set(name, (starts.get(name) ?? 0) + 1);
-      if (options.hangs === true) return hang;
-      return { done: n };
-    },
-  });
-}
+const countingTool = (name: string, options: { idempotent?: boolean; hangs?: boolean } = {}) =>
+  countingToolOf(starts, name, options);
 
 type Extra = Pick<RuntimeOptions, 'tools' | 'limits' | 'recovery'>;
 

@@ -1,4 +1,5 @@
-import type { Ledger, Runtime, RuntimeEvent } from 'agentlanes';
+import { z } from 'zod';
+import { defineTool, type Ledger, type Runtime, type RuntimeEvent, type Tool } from 'agentlanes';
 import type { fakeClock } from 'agentlanes/testing';
 
 /**
@@ -41,3 +42,28 @@ export function crashableProcess(parts: {
 /** The events of `type` among `events`, typed. */
 export const ofType = <T extends RuntimeEvent['type']>(events: readonly RuntimeEvent[], type: T) =>
   events.filter((event): event is Extract<RuntimeEvent, { type: T }> => event.type === type);
+
+/** A tool call that never settles: the process is cut while it runs. */
+const hang = new Promise<never>(() => undefined);
+
+/**
+ * A tool `name` taking `{ n }` and answering `{ done: n }`, counting its starts in `starts` (shared by every
+ * "process" of a test); with `hangs` it never answers, so the process is cut while it runs.
+ */
+export function countingTool(
+  starts: Map<string, number>,
+  name: string,
+  options: { idempotent?: boolean; hangs?: boolean } = {},
+): Tool {
+  return defineTool({
+    name,
+    description: `the ${name} tool`,
+    input: z.object({ n: z.number() }),
+    ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
+    execute: async ({ n }) => {
+      starts.set(name, (starts.get(name) ?? 0) + 1);
+      if (options.hangs === true) return hang;
+      return { done: n };
+    },
+  });
+}
