@@ -19,7 +19,7 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-/** A short name for where a function lives: `dist/ledger/sqlite-ledger.js`, `xstate`, `node:internal`, `(gc)`. */
+/** A short name for where a function lives: `dist/ledger/sqlite/ledger.js`, `xstate`, `node:internal`, `(gc)`. */
 function placeOf(url: string, functionName: string): string {
   if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
   const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);

@@ -56,6 +56,6 @@ export async function openLedger(path: string): Promise<Ledger> {
   const refusal = refuseLedgerFile(path);
   if (refusal !== undefined) throw refusal;
   // Loaded on demand: `help` and `--version` need none of the ledger code.
-  const { createSqliteLedger } = await import('../ledger/sqlite-ledger.js');
+  const { createSqliteLedger } = await import('../ledger/sqlite/ledger.js');
   return createSqliteLedger({ path, readonly: true });
 }

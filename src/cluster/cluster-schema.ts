@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { applyMigrations } from '../ledger/postgres-schema.js';
+import { applyMigrations } from '../ledger/postgres/schema.js';
 
 /**
  * The cluster's tables, in order, beside the ledger's in the same schema (their own version table, so the
@@ -98,7 +98,7 @@ export const doorbellChannel = 'agentlanes_cluster';
 
 /**
  * Bring the cluster tables of `schema` to the latest version, under the ledger's advisory migration lock
- * (postgres-schema.ts: the ledger and the cluster never migrate one schema at once; workers take turns).
+ * (postgres/schema.ts: the ledger and the cluster never migrate one schema at once; workers take turns).
  */
 export function migrateCluster(client: PoolClient, schema: string): Promise<void> {
   return applyMigrations(client, schema, {

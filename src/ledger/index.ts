@@ -1,12 +1,12 @@
-export type { Ledger } from './ledger.js';
-export type { SessionRecord, SessionStore } from './session-store.js';
+export type { Ledger } from './contract/ledger.js';
+export type { SessionRecord, SessionStore } from './contract/session-store.js';
 export {
   inboxStatuses,
   type InboxStatus,
   type InboxRecord,
   type InboxUpdate,
   type InboxStore,
-} from './inbox-store.js';
+} from './contract/inbox-store.js';
 export {
   pausedRunStatuses,
   type PausedRunStatus,
@@ -15,8 +15,8 @@ export {
   type RunClose,
   type RunProgress,
   type RunStore,
-} from './run-store.js';
-export type { TurnRecord, TranscriptFork, TranscriptStore } from './transcript-store.js';
+} from './contract/run-store.js';
+export type { TurnRecord, TranscriptFork, TranscriptStore } from './contract/transcript-store.js';
 export {
   toolCallKinds,
   toolCallStatuses,
@@ -29,17 +29,17 @@ export {
   type ToolCallKey,
   type RememberedTools,
   type ToolCallStore,
-} from './tool-call-store.js';
+} from './contract/tool-call-store.js';
 export {
   compensationStatuses,
   type CompensationStatus,
   type CompensationRecord,
   type CompensationUpdate,
   type CompensationStore,
-} from './compensation-store.js';
-export type { PlanRecord, StepMetadata, StepResultRecord, PlanStore } from './plan-store.js';
-export type { EventQuery, EventStore } from './event-store.js';
-export type { ConsumerPosition, ConsumerStore } from './consumer-store.js';
+} from './contract/compensation-store.js';
+export type { PlanRecord, StepMetadata, StepResultRecord, PlanStore } from './contract/plan-store.js';
+export type { EventQuery, EventStore } from './contract/event-store.js';
+export type { ConsumerPosition, ConsumerStore } from './contract/consumer-store.js';
 export {
   deliveryStatuses,
   interruptedNoticeIndex,
@@ -49,15 +49,15 @@ export {
   type DeliveryIntent,
   type DeliveredBlock,
   type DeliveryStore,
-} from './delivery-store.js';
-export type { ProfileStore } from './profile-store.js';
+} from './contract/delivery-store.js';
+export type { ProfileStore } from './contract/profile-store.js';
 export {
   recentLimit,
   type SessionState,
   type SessionState as LedgerSessionState,
   type RecoveryStore,
-} from './recovery-store.js';
-export { createMemoryLedger } from './memory-ledger.js';
-export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.js';
-export { createPostgresLedger, type PostgresLedger, type PostgresLedgerOptions } from './postgres-ledger.js';
-export type { SessionFence } from './postgres-fence.js';
+} from './contract/recovery-store.js';
+export { createMemoryLedger } from './memory/ledger.js';
+export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite/ledger.js';
+export { createPostgresLedger, type PostgresLedger, type PostgresLedgerOptions } from './postgres/ledger.js';
+export type { SessionFence } from './postgres/fence.js';

@@ -6,7 +6,7 @@ import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { Ledger } from '../ledger/index.js';
-import type { PostgresLedger } from '../ledger/postgres-ledger.js';
+import type { PostgresLedger } from '../ledger/postgres/ledger.js';
 import type { StepToolRunner } from '../plans/step-jobs.js';
 import { defaultRecoveryPolicy, recoverOpenRuns } from '../runner/crash-record.js';
 import { resumeCrashedPlan } from '../runner/plan-crash-resume.js';

@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Ledger } from '../ledger/index.js';
-import { createPostgresLedger } from '../ledger/postgres-ledger.js';
-import { createSqliteLedger } from '../ledger/sqlite-ledger.js';
+import { createPostgresLedger } from '../ledger/postgres/ledger.js';
+import { createSqliteLedger } from '../ledger/sqlite/ledger.js';
 import type { RuntimeConfig } from './runtime-options.js';
 
 /** The ledger a runtime uses, whether it owns it (and so closes it), and its event retention. */

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import { sequentialIds, type Random } from '../../core/ids.js';
-import type { Ledger } from '../../ledger/ledger.js';
+import type { Ledger } from '../../ledger/contract/ledger.js';
 import { createRuntime, type Runtime } from '../../runtime/create-runtime.js';
 import { defineTool } from '../../tools/define-tool.js';
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 import { seededRandom } from '../../core/ids.js';
 import { tmpdir, userInfo } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { createSqliteLedger } from '../../ledger/sqlite-ledger.js';
+import { createSqliteLedger } from '../../ledger/sqlite/ledger.js';
 import type { Runtime } from '../../runtime/create-runtime.js';
 import { createDemoRuntime } from './demo-runtime.js';
 import { closingTable, countEvent, findLost, type DemoCounts } from './demo-report.js';

@@ -1,0 +1,214 @@
+import type { PoolClient, QueryResult } from 'pg';
+import { isConnectionFailure } from './errors.js';
+
+/**
+ * One statement on the ledger's connection: parameters by position; the statement is prepared once per connection.
+ * One function per transaction (a new one after a rollback, whole or to a savepoint), so work may key what it
+ * learned in the transaction on it (a `WeakMap`), knowing the key is dropped with anything rolled back.
+ */
+export type PostgresQuery = <Row = Record<string, unknown>>(
+  text: string,
+  values?: readonly unknown[],
+) => Promise<{ readonly rows: Row[]; readonly rowCount: number }>;
+
+/** Work queued on the ledger: SQL over `query`, run in order with the rest of its batch. */
+export type PostgresWork<T> = (query: PostgresQuery) => Promise<T>;
+
+/** The ordered queue of one Postgres ledger: every read and write, in call order, one batch per transaction. */
+export interface PostgresQueue {
+  /** Queue `work`; resolves with its value once the transaction it ran in committed. */
+  run<T>(work: PostgresWork<T>): Promise<T>;
+  /** Resolves once everything queued so far has settled. */
+  idle(): Promise<void>;
+}
+
+/** What the queue needs: a connection per batch, and what a failure means for callers. */
+export interface PostgresQueueDeps {
+  /** A connected client (opened and migrated); rejected when the server cannot be reached. */
+  readonly connect: () => Promise<PoolClient>;
+  readonly translate: (error: unknown) => Error;
+}
+
+interface Job {
+  readonly work: PostgresWork<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  outcome?: { readonly value: unknown } | { readonly error: Error };
+}
+
+/** Batches hold at most this many jobs, so one transaction stays short when callers flood the queue. */
+const maxBatch = 512;
+
+/** Prepared-statement names by SQL text (the same text gets the same name on every connection). */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) statementNames.set(text, (name = `agentlanes_${statementNames.size + 1}`));
+  return name;
+}
+
+/** The statements each transaction runs last before its COMMIT, by the query functions of that transaction. */
+const commitChecks = new WeakMap<PostgresQuery, Set<string>>();
+
+/**
+ * Run `statement` last before the COMMIT of `query`'s transaction, in the COMMIT's own message (no round trip
+ * between them, so no stall of this process either): a check that raises fails the commit (a fence's lease, see
+ * postgres/fence.ts). The statement is plain text, its values inlined; the same text is run once.
+ */
+export function checkBeforeCommit(query: PostgresQuery, statement: string): void {
+  commitChecks.get(query)?.add(statement);
+}
+
+function queryOn(client: PoolClient, checks: Set<string>): PostgresQuery {
+  const query: PostgresQuery = async <Row>(text: string, values: readonly unknown[] = []) => {
+    const result = await client.query({ name: statementName(text), text, values: [...values] });
+    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+  };
+  commitChecks.set(query, checks);
+  return query;
+}
+
+/** Run one job in its own savepoint: its failure rolls back its statements alone and rejects it alone (false). */
+async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promise<boolean> {
+  await client.query('SAVEPOINT job');
+  try {
+    job.outcome = { value: await job.work(query) };
+    await client.query('RELEASE SAVEPOINT job');
+    return true;
+  } catch (error) {
+    if (isConnectionFailure(error)) throw error;
+    job.outcome = { error: error instanceof Error ? error : new Error(String(error)) };
+    await client.query('ROLLBACK TO SAVEPOINT job');
+    await client.query('RELEASE SAVEPOINT job');
+    return false;
+  }
+}
+
+/**
+ * Every job straight in the open transaction, without a savepoint each (three round trips fewer per job): the
+ * common case, where nothing fails. When a job fails, the transaction is rolled back: a batch of one job is then
+ * settled with its error ('settled'); a larger one is begun again, to be run job by job in savepoints ('retry').
+ * Jobs are SQL over the connection, so running one again after a rollback does what it did the first time.
+ */
+async function runOptimistically(
+  client: PoolClient,
+  query: PostgresQuery,
+  batch: readonly Job[],
+): Promise<'ran' | 'settled' | 'retry'> {
+  let current: Job | undefined;
+  try {
+    for (const job of batch) {
+      current = job;
+      job.outcome = { value: await job.work(query) };
+    }
+    return 'ran';
+  } catch (error) {
+    if (isConnectionFailure(error)) throw error;
+    await client.query('ROLLBACK');
+    if (batch.length === 1 && current !== undefined) {
+      current.outcome = { error: error instanceof Error ? error : new Error(String(error)) };
+      return 'settled';
+    }
+    for (const job of batch) delete job.outcome;
+    await client.query('BEGIN');
+    return 'retry';
+  }
+}
+
+/**
+ * BEGIN, every job (optimistically, else job by job in savepoints), then the commit checks and COMMIT in one
+ * message. 'failed': a commit check refused the transaction (rolled back; the jobs are to run again).
+ */
+async function runTransaction(
+  client: PoolClient,
+  batch: readonly Job[],
+  optimistic: boolean,
+): Promise<'committed' | 'settled' | 'failed'> {
+  let checks = new Set<string>();
+  await client.query('BEGIN');
+  const outcome = optimistic ? await runOptimistically(client, queryOn(client, checks), batch) : 'retry';
+  if (outcome === 'settled') return 'settled';
+  if (outcome === 'retry') {
+    // Checks of a rolled-back attempt go with it (a job run again registers its own again).
+    checks = new Set();
+    let query = queryOn(client, checks);
+    for (const job of batch) if (!(await runJob(client, query, job))) query = queryOn(client, checks);
+  }
+  // Several statements in one message answer one result each.
+  let committed: QueryResult | QueryResult[];
+  try {
+    committed = (await client.query([...checks, 'COMMIT'].join('; '))) as QueryResult | QueryResult[];
+  } catch (error) {
+    if (isConnectionFailure(error) || checks.size === 0) throw error;
+    await client.query('ROLLBACK');
+    for (const job of batch) delete job.outcome;
+    return 'failed';
+  }
+  // COMMIT of a transaction an unnoticed error aborted answers ROLLBACK, not an error: never take it for done.
+  const command = (Array.isArray(committed) ? committed.at(-1) : committed)?.command;
+  if (command !== 'COMMIT') throw new Error(`the batch's transaction ended in ${String(command)}`);
+  return 'committed';
+}
+
+/**
+ * Run the batch in one transaction, then settle its jobs (a failed batch rejects every job of it). A transaction a
+ * commit check refused runs once more, job by job: the jobs whose own checks fail now are refused alone.
+ */
+async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise<void> {
+  let client: PoolClient;
+  try {
+    client = await deps.connect();
+  } catch (error) {
+    const failure = deps.translate(error);
+    for (const job of batch) job.reject(failure);
+    return;
+  }
+  try {
+    const first = await runTransaction(client, batch, true);
+    if (first === 'failed' && (await runTransaction(client, batch, false)) === 'failed')
+      throw new Error("the batch's commit checks failed twice");
+    client.release();
+  } catch (error) {
+    const broken = isConnectionFailure(error);
+    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+    client.release(broken ? (error as Error) : undefined);
+    const failure = deps.translate(error);
+    for (const job of batch) job.reject(failure);
+    return;
+  }
+  for (const job of batch) {
+    const outcome = job.outcome;
+    if (outcome !== undefined && 'error' in outcome) job.reject(deps.translate(outcome.error));
+    else job.resolve(outcome?.value);
+  }
+}
+
+/**
+ * Create the queue. The first job of an event-loop turn schedules a batch; every job queued before it starts
+ * joins it, and jobs queued while a batch runs form the next one (group commit: one COMMIT for all of them). A
+ * read runs in the batch's transaction after the writes queued before it, so it sees them; its value is handed
+ * out only once that transaction committed.
+ */
+export function createPostgresQueue(deps: PostgresQueueDeps): PostgresQueue {
+  const jobs: Job[] = [];
+  let draining: Promise<void> | undefined;
+  const drain = async (): Promise<void> => {
+    while (jobs.length > 0) await runBatch(deps, jobs.splice(0, maxBatch));
+    draining = undefined;
+  };
+  const schedule = (): void => {
+    draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(drain);
+  };
+  return {
+    run<T>(work: PostgresWork<T>): Promise<T> {
+      const done = new Promise<T>((resolve, reject) => {
+        jobs.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      });
+      schedule();
+      return done;
+    },
+    idle: async () => {
+      while (draining !== undefined) await draining;
+    },
+  };
+}

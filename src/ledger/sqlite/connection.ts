@@ -1,0 +1,150 @@
+import { isRuntimeError, RuntimeError } from '../../core/errors.js';
+import { createGroupCommit } from './group-commit.js';
+import type { SqliteAccess } from './access.js';
+import { createSqliteEventWriter, type SqliteEventWriter } from './event-writer.js';
+import type { SqliteLedgerOptions } from './ledger.js';
+import { openDatabase } from './open.js';
+
+/** The SQLite ledger's one connection: how its stores read and write, its event write path, and its close. */
+export interface SqliteConnection extends SqliteAccess {
+  readonly events: SqliteEventWriter;
+  /** Write what is buffered, commit, checkpoint, close the file and release the writer lock; twice is harmless. */
+  close(): Promise<void>;
+}
+
+/**
+ * What a failed write, commit, checkpoint or close of the ledger file is for its callers: a RuntimeError passes
+ * through; a full disk, an I/O error or a read-only file is `ledger_unavailable` naming the path (the SqliteError as
+ * `cause`), a damaged file `ledger_corrupt`; other errors (a bug, a constraint) pass through.
+ */
+export function translateFileError(error: unknown, path: string): Error {
+  if (isRuntimeError(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const said = error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && code.startsWith('SQLITE_CORRUPT')) {
+    return new RuntimeError('ledger_corrupt', `the ledger ${path} is damaged (${said})`, {
+      cause: error,
+      details: { path },
+    });
+  }
+  if (typeof code === 'string' && fileFailures.some((prefix) => code.startsWith(prefix))) {
+    return new RuntimeError('ledger_unavailable', `the ledger ${path} cannot be written: ${said}`, {
+      cause: error,
+      details: { path },
+    });
+  }
+  return error instanceof Error ? error : new Error(said);
+}
+
+/** SQLite result codes of a file that cannot take a write (space, device, permissions, locks held elsewhere). */
+const fileFailures = [
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+  'SQLITE_READONLY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_BUSY',
+  'SQLITE_PERM',
+];
+
+/**
+ * Run every step of closing, each even when the ones before failed (so the file handles and the writer lock are
+ * always released), and throw the first failure, coded (`translateFileError`).
+ */
+async function runAll(steps: readonly (() => unknown)[], path: string): Promise<void> {
+  let failure: unknown;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  if (failure === undefined) return;
+  const coded = translateFileError(failure, path);
+  throw isRuntimeError(coded)
+    ? coded
+    : new RuntimeError('ledger_unavailable', `closing the ledger ${path} failed: ${coded.message}`, {
+        cause: failure,
+        details: { path },
+      });
+}
+
+/**
+ * Close a connection: flush the events, commit, checkpoint, close the file and release the lock. Each step runs even
+ * when one before failed: a full disk or a read-only mount never keeps the file open or the writer lock held (a
+ * reopen in this process would be `ledger_locked`).
+ */
+function closeInSteps(
+  db: SqliteConnection['db'],
+  lock: ReturnType<typeof openDatabase>['lock'],
+  commits: ReturnType<typeof createGroupCommit>,
+  events: ReturnType<typeof createSqliteEventWriter>,
+  options: SqliteLedgerOptions,
+  markClosed: () => void,
+): Promise<void> {
+  events.stop();
+  const last = events.flush();
+  const checkpoint = options.readonly !== true && options.path !== ':memory:';
+  return runAll(
+    [
+      () => commits.commit(),
+      () => last,
+      markClosed,
+      () => (checkpoint ? db.pragma('wal_checkpoint(TRUNCATE)') : undefined),
+      () => db.close(),
+      () => lock?.release(),
+    ],
+    options.path,
+  );
+}
+
+/**
+ * Open the connection. Writes are group-committed (one transaction per event-loop turn); a read runs in the open
+ * transaction, so it sees every write called before it without an fsync (a read of the event log once the
+ * buffered deltas went in).
+ */
+export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnection {
+  const { db, lock } = openDatabase(options);
+  const commits = createGroupCommit(db, (flush) => setImmediate(flush));
+  let closed = false;
+  const refusal = (): RuntimeError | undefined =>
+    closed
+      ? new RuntimeError('runtime_closed', 'the ledger is closed')
+      : options.readonly === true
+        ? new RuntimeError('invalid_input', `${options.path} is open read-only`)
+        : undefined;
+  const write = (work: () => void, statements: 'one' | 'many' = 'many'): Promise<void> => {
+    const refused = refusal();
+    if (refused !== undefined) return Promise.reject(refused);
+    const coded = (error: unknown) => Promise.reject(translateFileError(error, options.path));
+    try {
+      return commits.write(work, statements).catch(coded);
+    } catch (error) {
+      // BEGIN itself failed (the file cannot take a write): a rejection like any other failed write.
+      return coded(error);
+    }
+  };
+  const events = createSqliteEventWriter({ db, write, refusal });
+  const read = <T>(work: () => T, deltas?: 'deltas'): Promise<T> => {
+    if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
+    try {
+      if (deltas !== undefined) void events.flush().catch(() => undefined);
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  let closing: Promise<void> | undefined;
+  const finish = (): Promise<void> =>
+    closeInSteps(db, lock, commits, events, options, () => {
+      closed = true;
+    });
+  // Twice is harmless: a second close waits for the first and resolves, whatever the first one met.
+  const close = (): Promise<void> => {
+    if (closing !== undefined) return closing.catch(() => undefined);
+    closing = finish();
+    return closing;
+  };
+  const readEventLog = <T>(work: () => T): Promise<T> => read(work, 'deltas');
+  return { db, write, read: (work) => read(work), readEventLog, events, close };
+}

@@ -1,0 +1,87 @@
+import { RuntimeError } from '../../core/errors.js';
+import type { SqliteAccess } from './access.js';
+import type { CorruptRowLog } from '../sql/corrupt-rows.js';
+import { turnRow } from '../sql/params.js';
+import { toTurnRecord, type TurnRow } from '../sql/rows.js';
+import {
+  readStretches,
+  toFork,
+  transcriptStretches,
+  type ForkRow,
+  type OwnTurns,
+} from '../contract/transcript-forks.js';
+import type { TranscriptFork, TranscriptStore } from '../contract/transcript-store.js';
+
+/** SQLite's LIMIT for "no limit". */
+const noLimit = -1;
+
+/** The statements that read a forked transcript: a stretch of a session's own turns, and a session's fork. */
+function prepareReads(db: SqliteAccess['db'], corruptRows: CorruptRowLog) {
+  const firstTurns = db.prepare('SELECT * FROM turns WHERE session_key = ? ORDER BY id LIMIT ?');
+  const lastOfFirst = db.prepare(
+    `SELECT * FROM (SELECT * FROM (SELECT * FROM turns WHERE session_key = ? ORDER BY id LIMIT ?)
+     ORDER BY id DESC LIMIT ?) ORDER BY id`,
+  );
+  const getFork = db.prepare('SELECT * FROM session_forks WHERE session_key = ?');
+  const forkOf = (sessionKey: string): TranscriptFork | undefined => {
+    const row = getFork.get(sessionKey) as ForkRow | undefined;
+    return row === undefined ? undefined : toFork(row);
+  };
+  const own = ({ sessionKey, limit }: OwnTurns, last: number | undefined) => {
+    const upTo = limit ?? noLimit;
+    const rows =
+      last === undefined ? firstTurns.all(sessionKey, upTo) : lastOfFirst.all(sessionKey, upTo, last);
+    return corruptRows.readAll(rows as TurnRow[], toTurnRecord);
+  };
+  return { forkOf, own };
+}
+
+/**
+ * Create the transcript store on the SQLite ledger's connection (its schema is already migrated). A corrupt turn
+ * is reported once and fails the read: a run must not go on with a hole in its history.
+ */
+export function createSqliteTranscript(
+  { db, write, read }: SqliteAccess,
+  corruptRows: CorruptRowLog,
+): TranscriptStore {
+  const appendTurn = db.prepare(
+    `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
+     VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
+  );
+  const listRunTurns = db.prepare('SELECT * FROM turns WHERE run_id = ? ORDER BY id');
+  const hasTurns = db.prepare('SELECT 1 FROM turns WHERE session_key = ? LIMIT 1');
+  const insertFork = db.prepare(
+    `INSERT INTO session_forks (session_key, parent_key, turns, up_to_run_id, at)
+     VALUES (@session_key, @parent_key, @turns, @up_to_run_id, @at)`,
+  );
+  const { forkOf, own } = prepareReads(db, corruptRows);
+  const addFork = (fork: TranscriptFork): void => {
+    if (forkOf(fork.sessionKey) !== undefined || hasTurns.get(fork.sessionKey) !== undefined) {
+      throw new RuntimeError('invalid_input', `fork: session ${fork.sessionKey} already has a transcript`);
+    }
+    insertFork.run({
+      session_key: fork.sessionKey,
+      parent_key: fork.parentKey,
+      turns: fork.turns,
+      up_to_run_id: fork.upToRunId ?? null,
+      at: fork.at,
+    });
+  };
+  return {
+    appendTurns: (records) =>
+      write(
+        () => records.forEach((record) => appendTurn.run(turnRow(record))),
+        records.length === 1 ? 'one' : 'many',
+      ),
+    listTurns: (sessionKey, options) =>
+      read(() => {
+        const last = options?.last;
+        if (last !== undefined && last <= 0) return [];
+        return readStretches(transcriptStretches(sessionKey, forkOf), own, last);
+      }),
+    listRunTurns: (runId) =>
+      read(() => corruptRows.readAll(listRunTurns.all(runId) as TurnRow[], toTurnRecord)),
+    forkTranscript: (fork) => write(() => addFork(fork), 'many'),
+    getFork: (sessionKey) => read(() => forkOf(sessionKey)),
+  };
+}
