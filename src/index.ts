@@ -154,6 +154,6 @@ export {
   inlineKindOf,
   type InlineCapability,
 } from './policies/inline-capabilities.js';
-export { messagePartSchema, type MessagePartInput } from './runtime/message-parts.js';
-export type { AttachmentsOptions, WorkspaceOptions } from './runtime/attachment-options.js';
+export { messagePartSchema, type MessagePartInput } from './actors/message-parts.js';
+export type { AttachmentsOptions, WorkspaceOptions } from './actors/attachment-options.js';
 export { dropReasons, type DropReason } from './core/drop-reasons.js';

@@ -15,6 +15,7 @@ const layers = [
   'runtime',
   'cluster',
   'actors',
+  'events',
   'runner',
   'plans',
   'lanes',

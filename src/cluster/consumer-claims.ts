@@ -1,3 +1,4 @@
+import type { ConsumerHold } from '../events/consumer-across.js';
 import type { Clock } from '../core/clock.js';
 import { createDeferred, type Deferred } from '../core/deferred.js';
 import type { ClusterQuery } from './cluster-db.js';
@@ -40,16 +41,6 @@ export async function pruneConsumers(query: ClusterQuery): Promise<void> {
     `DELETE FROM cluster_consumers c
      WHERE NOT EXISTS (SELECT 1 FROM cluster_workers w WHERE w.worker_id = c.worker_id)`,
   );
-}
-
-/** A durable consumer this worker reads, until it gives it back or its lease is lost. */
-export interface ConsumerHold {
-  /** Resolves once the hold is lost (this worker's lease ran out): another worker may read the consumer now. */
-  readonly lost: Promise<void>;
-  /** False once the hold is lost; a lease this worker no longer trusts is renewed first (a stall is found here). */
-  confirm(): Promise<boolean>;
-  /** Give the consumer back and ring the standbys; never rejects. */
-  release(): Promise<void>;
 }
 
 /** What the claims need: the cluster's connections, this worker's lease, and the standby's poll. */

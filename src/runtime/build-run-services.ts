@@ -13,7 +13,7 @@ import type { SubagentPort } from '../runner/subagent-port.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { createWorkspaceStore } from '../tools/workspace-store.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from '../events/event-bus.js';
 import type { RuntimeConfig } from './runtime-options.js';
 
 /** What `buildRunServices` takes besides the configuration: the parts `createRuntime` opened. */

@@ -1,3 +1,4 @@
+import { openWorkerLedger } from './open-ledger.js';
 import { maxDurationMs } from '../core/clock.js';
 import { createDeferred, type Deferred } from '../core/deferred.js';
 import { RuntimeError } from '../core/errors.js';
@@ -11,23 +12,22 @@ import { createRunWork } from '../runner/run-work.js';
 import { createAuthProfiles, type AuthProfiles } from '../runner/auth-profiles.js';
 import type { ProfileStats } from '../runner/auth-profile-stats.js';
 import { buildRunServices } from './build-run-services.js';
-import { createCorruptRowReporter } from './corrupt-rows.js';
-import { createEventBus, type EventBus } from './event-bus.js';
-import { streamEvents, type EventStreamOptions } from './event-stream.js';
-import { parseSessionKey } from './inbound-message.js';
-import { lateBound, type LateBound } from './late-bound.js';
-import { forkSession, type ForkOptions } from './fork-session.js';
+import { createCorruptRowReporter } from '../events/corrupt-rows.js';
+import { createEventBus, type EventBus } from '../events/event-bus.js';
+import { streamEvents, type EventStreamOptions } from '../events/event-stream.js';
+import { parseSessionKey } from '../actors/inbound-message.js';
+import { lateBound, type LateBound } from '../core/late-bound.js';
+import { forkSession, type ForkOptions } from '../actors/fork-session.js';
 import {
   clusterFace,
-  openWorkerLedger,
   startClusterWorker,
   withClusterLane,
   type ClusterWorker,
-} from './cluster-worker.js';
+} from '../cluster/runtime-worker.js';
 import { openSubagents } from './subagent-wiring.js';
-import { openSessions } from './open-sessions.js';
-import { watchRuntimeLedger } from './ledger-watch.js';
-import { recoverAtStart } from './recover.js';
+import { openSessions } from '../actors/open-sessions.js';
+import { watchRuntimeLedger } from '../actors/ledger-watch.js';
+import { recoverAtStart } from '../actors/recover.js';
 import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './runtime-options.js';
 import {
   listPendingCalls,
@@ -35,16 +35,16 @@ import {
   type PendingCall,
   type SessionPage,
   type SessionPageOptions,
-} from './runtime-queries.js';
-import type { RuntimeInternals } from './runtime-internals.js';
-import { createSessionGate } from './session-gate.js';
+} from '../actors/runtime-queries.js';
+import type { RuntimeInternals } from '../actors/runtime-internals.js';
+import { createSessionGate } from '../actors/session-gate.js';
 import { createSessionHandle, type Session } from './session-handle.js';
-import { createSessionTools, type SessionTools } from './session-tools.js';
+import { createSessionTools, type SessionTools } from '../actors/session-tools.js';
 import { beginShutdown, shutdown, type ShutdownSteps } from './shutdown.js';
 import { releaseAfterFailedShutdown } from './shutdown-failure.js';
-import { createMessageAttachments } from './message-attachments.js';
-import { resolveAuthority } from './authority-options.js';
-import { runRoleLayers, type RuntimeAuthority } from './run-authority.js';
+import { createMessageAttachments } from '../actors/message-attachments.js';
+import { resolveAuthority } from '../actors/authority-options.js';
+import { runRoleLayers, type RuntimeAuthority } from '../actors/run-authority.js';
 import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
 import type { LiveSession } from '../actors/session-registry.js';
 
@@ -218,13 +218,11 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
   });
   const { ledger, clock, onError } = services;
   const starting = { ledger, clock, bus, registry, onError: report, recovery: config.recovery };
-  const ready = profiles
-    .load()
-    .then(() =>
-      base.worker === undefined
-        ? recoverAtStart({ ...starting, subagents: config.subagents.enabled }, base.internals)
-        : startClusterWorker(base.worker, base.internals.get()),
-    );
+  const handleOf = (key: string) => createSessionHandle(base.internals.get(), key);
+  const ready = profiles.load().then(() => {
+    if (base.worker !== undefined) return startClusterWorker(base.worker, base.internals.get(), handleOf);
+    return recoverAtStart({ ...starting, subagents: config.subagents.enabled }, base.internals);
+  });
   // A failed startup (an unreachable ledger) is reported once; every call then rejects with its error.
   ready.catch(report);
   const stopRetention = base.steps.startRetention();

@@ -1,3 +1,4 @@
+import { openClusterWorker } from '../cluster/runtime-worker.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Ledger } from '../ledger/index.js';
 import { createPostgresLedger } from '../ledger/postgres/ledger.js';
@@ -45,4 +46,11 @@ export function openRuntimeLedger(config: RuntimeConfig, clock: Clock): RuntimeL
       };
     },
   };
+}
+
+/** The runtime's ledger (see `openRuntimeLedger`), wrapped in its fences when the runtime is a cluster worker. */
+export function openWorkerLedger(config: RuntimeConfig, clock: Clock, onError: (error: unknown) => void) {
+  const opened = openRuntimeLedger(config, clock);
+  const worker = openClusterWorker(config, opened.ledger, clock, onError);
+  return { ...opened, worker, ledger: worker?.ledger ?? opened.ledger };
 }

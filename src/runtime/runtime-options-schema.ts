@@ -8,8 +8,8 @@ import { profileKinds } from '../policies/order-profiles.js';
 import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
 import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
 import { isToolSource, type ToolEntry } from '../tools/tool-source.js';
-import { attachmentsOptionsSchema, workspaceOptionsSchema } from './attachment-options.js';
-import { authorityOptionsSchema } from './authority-options.js';
+import { attachmentsOptionsSchema, workspaceOptionsSchema } from '../actors/attachment-options.js';
+import { authorityOptionsSchema } from '../actors/authority-options.js';
 import { isToolLike } from './option-keys.js';
 import type { RuntimeOptions } from './runtime-options.js';
 

@@ -1,9 +1,9 @@
 import { isRunActive } from '../policies/queue-admission.js';
 import { settleRunWork } from '../runner/undo-run.js';
-import type { RuntimeInternals } from './runtime-internals.js';
+import type { RuntimeInternals } from '../actors/runtime-internals.js';
 import { activityOf } from '../actors/session-activity.js';
-import { runtimeStreamsOf } from './runtime-streams.js';
-import { waitForRun } from './wait-for-run.js';
+import { runtimeStreamsOf } from '../events/runtime-streams.js';
+import { waitForRun } from '../actors/wait-for-run.js';
 
 /** What closing releases after the work settled, in order. */
 export interface ShutdownSteps {

@@ -3,10 +3,11 @@ import { subagentLayers } from '../policies/subagent-policy.js';
 import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
 import { createSubagentTool, type SubagentPort } from '../runner/subagent-port.js';
 import type { ToolEntry } from '../tools/tool-source.js';
-import type { LateBound } from './late-bound.js';
+import type { LateBound } from '../core/late-bound.js';
 import type { RuntimeConfig } from './runtime-options.js';
-import type { RuntimeInternals } from './runtime-internals.js';
-import { createSubagentSpawner } from './subagent-spawner.js';
+import type { RuntimeInternals } from '../actors/runtime-internals.js';
+import { createSubagentSpawner } from '../actors/subagent-spawner.js';
+import { createSessionHandle } from './session-handle.js';
 
 /** A runtime's subagents: the port runs use, the tools to offer, and the last policy layers of a session. */
 export interface Subagents {
@@ -27,6 +28,7 @@ export function openSubagents(config: RuntimeConfig, internals: LateBound<Runtim
     lane: createSubagentLane({ concurrency: options.concurrency }),
     maxDepth: options.maxDepth,
     portOf: (sessionKey) => internals.get().services.sessionPort(sessionKey),
+    childOf: (sessionKey) => createSessionHandle(internals.get(), sessionKey),
   });
   const tools = options.enabled ? [...config.tools, createSubagentTool(() => port)] : config.tools;
   return { port, tools, layersFor: (sessionKey) => subagentLayers(sessionKey, options) };

@@ -3,7 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { toErrorInfo } from '../core/errors.js';
 import { eventTypes, type EventType, type RuntimeEvent } from '../core/events.js';
-import { eventStreamStarted } from '../runtime/event-stream-start.js';
+import { eventStreamStarted } from '../events/event-stream-start.js';
 import type { EventStreamOptions, Runtime } from '../runtime/index.js';
 import { redeemStreamTicket, requireSessionScope } from './auth.js';
 import { grantCovers, requireCapability } from './capabilities.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { recordHistory } from './recorded-history.js';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDemoClock } from '../../src/cli/demo/demo-clock.js';
 import { watchLedgerActivity } from '../../src/cli/demo/ledger-activity.js';
-import type { Ledger } from '../../src/ledger/ledger.js';
+import type { Ledger } from '../../src/ledger/contract/ledger.js';
 
 const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 

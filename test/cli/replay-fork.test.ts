@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRuntime, sequentialIds } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { runReplayCommand } from '../../src/cli/replay-command.js';
-import { createMemoryLedger } from '../../src/ledger/memory-ledger.js';
+import { createMemoryLedger } from '../../src/ledger/memory/ledger.js';
 import { captureOutput } from './captured-output.js';
 
 describe('replay of a forked session', () => {

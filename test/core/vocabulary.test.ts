@@ -19,7 +19,7 @@ import { openRunStatuses, recordedRunStatuses, runStatuses } from '../../src/cor
 import { thinkingLevels } from '../../src/core/thinking-levels.js';
 import { toolSkipReasons } from '../../src/core/tool-skip-reasons.js';
 import { isRuntimeError } from '../../src/core/errors.js';
-import { toInboxRecord, toRunRecord, type InboxRow, type RunRow } from '../../src/ledger/sqlite-rows.js';
+import { toInboxRecord, toRunRecord, type InboxRow, type RunRow } from '../../src/ledger/sql/rows.js';
 
 const envelope = { sessionKey: 'chat:1', seq: 1, cursor: 1, at: 0 };
 

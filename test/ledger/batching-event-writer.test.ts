@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../../src/core/events.js';
-import { createEventWriter } from '../../src/ledger/batching-event-writer.js';
-import { createDeltaCoalescer } from '../../src/ledger/delta-coalescer.js';
+import { createEventWriter } from '../../src/ledger/sql/batching-event-writer.js';
+import { createDeltaCoalescer } from '../../src/ledger/sql/delta-coalescer.js';
 
 /** A token of `runId`'s stream. */
 function delta(runId: string, cursor: number, at: number): RuntimeEvent {

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, isRuntimeError, sequentialIds } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { errorOf } from '../support/error-of.js';
 
 const directories: string[] = [];

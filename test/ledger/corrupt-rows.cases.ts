@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRuntimeError, type RuntimeError, type RuntimeEvent } from 'agentlanes';
-import type { Ledger } from '../../src/ledger/ledger.js';
+import type { Ledger } from '../../src/ledger/contract/ledger.js';
 import { message, run } from '../contracts/ledger-fixtures.contract.js';
 
 /** Write with a ledger, damage its rows behind its back with these statements, reopen it and listen for reports. */

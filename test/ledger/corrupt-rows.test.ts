@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach } from 'vitest';
 import type { RuntimeError } from 'agentlanes';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import type { Ledger } from '../../src/ledger/ledger.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
+import type { Ledger } from '../../src/ledger/contract/ledger.js';
 import { describeCorruptRows } from './corrupt-rows.cases.js';
 
 const dirs: string[] = [];

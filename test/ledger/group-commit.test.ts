@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchAgeLimit, createGroupCommit } from '../../src/ledger/group-commit.js';
+import { batchAgeLimit, createGroupCommit } from '../../src/ledger/sqlite/group-commit.js';
 
 /** A database that only records its statements; COMMIT takes `commitMs` of the fake time. */
 function fakeDatabase(time: { now: number }, commitMs: number) {

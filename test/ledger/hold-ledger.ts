@@ -1,5 +1,5 @@
 // Child process for the writer-lock tests: open a ledger for writing, say so, then hold it until killed.
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 
 const ledger = createSqliteLedger({ path: process.argv[2] as string });
 await ledger.appendMessage({

@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest';
 import type { RuntimeError } from 'agentlanes';
-import type { Ledger } from '../../src/ledger/ledger.js';
+import type { Ledger } from '../../src/ledger/contract/ledger.js';
 import { describeCorruptRows } from './corrupt-rows.cases.js';
 import { freshPostgresLedger, freshSchema, rawQuery } from '../support/postgres.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from 'agentlanes';
-import type { PostgresLedger } from '../../src/ledger/postgres-ledger.js';
+import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
 import { delta, errorOf, event } from '../contracts/ledger-fixtures.contract.js';
 import { freshPostgresLedger, freshSchema, rawQuery } from '../support/postgres.js';
 

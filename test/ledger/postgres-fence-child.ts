@@ -6,7 +6,7 @@
  * `fenced` refusals in a row it closes the ledger and exits 0. (The write in flight when it was stopped inside a
  * transaction fails otherwise: the server ended that transaction and its connection, `ledger_unavailable`.)
  */
-import { createPostgresLedger } from '../../src/ledger/postgres-ledger.js';
+import { createPostgresLedger } from '../../src/ledger/postgres/ledger.js';
 
 const [connectionString = '', schema = '', sessionKey = ''] = process.argv.slice(2);
 const ledger = createPostgresLedger({ connectionString, schema, idleInTransactionTimeoutMs: 1000 });

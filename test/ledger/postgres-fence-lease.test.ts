@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from 'agentlanes';
-import { openPostgresConnection, type PostgresConnection } from '../../src/ledger/postgres-connection.js';
-import { claimSession, fencedAccess, type FenceLease } from '../../src/ledger/postgres-fence.js';
+import { openPostgresConnection, type PostgresConnection } from '../../src/ledger/postgres/connection.js';
+import { claimSession, fencedAccess, type FenceLease } from '../../src/ledger/postgres/fence.js';
 import { freshSchema, postgresUrl, rawQuery } from '../support/postgres.js';
 
 const opened: PostgresConnection[] = [];

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRuntimeError, type RuntimeError } from 'agentlanes';
 import { createDeferred } from '../../src/core/deferred.js';
-import type { PostgresLedger } from '../../src/ledger/postgres-ledger.js';
+import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
 import { event, message, run, session, turn } from '../contracts/ledger-fixtures.contract.js';
 import { freshPostgresLedger, freshSchema, postgresUrl, rawQuery } from '../support/postgres.js';
 

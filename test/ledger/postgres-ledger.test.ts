@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Ledger } from '../../src/ledger/ledger.js';
+import type { Ledger } from '../../src/ledger/contract/ledger.js';
 import { describeLedgerContract } from '../contracts/ledger.contract.js';
 import { emptyPostgresLedger, freshPostgresLedger } from '../support/postgres.js';
 

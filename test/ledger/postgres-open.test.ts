@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRuntimeError, type RuntimeError } from 'agentlanes';
-import { createPostgresLedger, type PostgresLedger } from '../../src/ledger/postgres-ledger.js';
-import { postgresMigrations } from '../../src/ledger/postgres-schema.js';
+import { createPostgresLedger, type PostgresLedger } from '../../src/ledger/postgres/ledger.js';
+import { postgresMigrations } from '../../src/ledger/postgres/schema.js';
 import { message, run } from '../contracts/ledger-fixtures.contract.js';
 import { freshPostgresLedger, freshSchema, postgresUrl, rawQuery } from '../support/postgres.js';
 

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from 'agentlanes';
-import { insertEvents } from '../../src/ledger/postgres-event-writer.js';
-import { createPostgresQueue, type PostgresQueue } from '../../src/ledger/postgres-queue.js';
+import { insertEvents } from '../../src/ledger/postgres/event-writer.js';
+import { createPostgresQueue, type PostgresQueue } from '../../src/ledger/postgres/queue.js';
 import { freshPostgresLedger, freshSchema, postgresUrl, rawQuery } from '../support/postgres.js';
 
 const schema = freshSchema();

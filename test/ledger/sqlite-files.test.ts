@@ -4,8 +4,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, isRuntimeError, type RuntimeError } from 'agentlanes';
 import { scriptedModel } from 'agentlanes/testing';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import { ledgerApplicationId } from '../../src/ledger/sqlite-file.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
+import { ledgerApplicationId } from '../../src/ledger/sqlite/file.js';
 import { cleanUp, freeze, tempDirectory, thrownBy } from './file-guards.js';
 
 afterEach(cleanUp);

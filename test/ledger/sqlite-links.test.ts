@@ -2,7 +2,7 @@ import { existsSync, linkSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from 'agentlanes';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { cleanUp, freeze, holdInAnotherProcess, tempDirectory, thawAll, thrownBy } from './file-guards.js';
 
 afterEach(cleanUp);

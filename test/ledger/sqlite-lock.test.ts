@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from 'agentlanes';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 
 const children: ChildProcess[] = [];
 const dirs: string[] = [];

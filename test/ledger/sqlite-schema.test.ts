@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import { migrations } from '../../src/ledger/sqlite-schema.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
+import { migrations } from '../../src/ledger/sqlite/schema.js';
 import {
   compensation,
   plan,

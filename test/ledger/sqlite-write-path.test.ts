@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from 'agentlanes';
-import { createSqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { run } from '../contracts/ledger-fixtures.contract.js';
 
 const dirs: string[] = [];

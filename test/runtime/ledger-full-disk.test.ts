@@ -17,8 +17,8 @@ import {
   openFaultRuntime,
   type Witness,
 } from '../support/disk-fault.js';
-import { translateFileError } from '../../src/ledger/sqlite-connection.js';
-import { isStorageFault } from '../../src/runtime/ledger-health.js';
+import { translateFileError } from '../../src/ledger/sqlite/connection.js';
+import { isStorageFault } from '../../src/actors/ledger-health.js';
 
 const isRoot = process.getuid?.() === 0;
 

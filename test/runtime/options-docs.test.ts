@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const optionFiles = [
   '../../src/runtime/runtime-options.ts',
   '../../src/runtime/runtime-ledger-options.ts',
-  '../../src/runtime/attachment-options.ts',
+  '../../src/actors/attachment-options.ts',
 ].map((path) => new URL(path, import.meta.url));
 
 function optionSources(): ts.SourceFile[] {

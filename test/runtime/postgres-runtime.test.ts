@@ -9,7 +9,7 @@ import {
 } from 'agentlanes';
 import { scriptedModel, type Script } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
-import { createPostgresLedger } from '../../src/ledger/postgres-ledger.js';
+import { createPostgresLedger } from '../../src/ledger/postgres/ledger.js';
 import { freshSchema, postgresUrl } from '../support/postgres.js';
 
 type Runtime = ReturnType<typeof createRuntime>;

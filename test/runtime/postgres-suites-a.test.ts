@@ -17,10 +17,10 @@
  */
 import { vi } from 'vitest';
 
-vi.mock('../../src/ledger/memory-ledger.js', async () =>
+vi.mock('../../src/ledger/memory/ledger.js', async () =>
   (await import('../support/postgres-suite-mocks.js')).postgresMemoryLedgerModule(),
 );
-vi.mock('../../src/ledger/sqlite-ledger.js', async () =>
+vi.mock('../../src/ledger/sqlite/ledger.js', async () =>
   (await import('../support/postgres-suite-mocks.js')).postgresSqliteLedgerModule(),
 );
 vi.mock('../../src/core/fake-clock.js', async (importOriginal) =>

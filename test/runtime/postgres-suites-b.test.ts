@@ -1,10 +1,10 @@
 /** Runtime behaviour suites on the Postgres ledger, part b (runs, tools, providers): see postgres-suites-a.test.ts. */
 import { vi } from 'vitest';
 
-vi.mock('../../src/ledger/memory-ledger.js', async () =>
+vi.mock('../../src/ledger/memory/ledger.js', async () =>
   (await import('../support/postgres-suite-mocks.js')).postgresMemoryLedgerModule(),
 );
-vi.mock('../../src/ledger/sqlite-ledger.js', async () =>
+vi.mock('../../src/ledger/sqlite/ledger.js', async () =>
   (await import('../support/postgres-suite-mocks.js')).postgresSqliteLedgerModule(),
 );
 vi.mock('../../src/core/fake-clock.js', async (importOriginal) =>

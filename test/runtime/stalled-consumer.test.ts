@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLedger, type RuntimeEvent } from 'agentlanes';
 import { fakeClock } from 'agentlanes/testing';
-import { createEventBus } from '../../src/runtime/event-bus.js';
-import { streamEvents } from '../../src/runtime/event-stream.js';
+import { createEventBus } from '../../src/events/event-bus.js';
+import { streamEvents } from '../../src/events/event-stream.js';
 
 describe('streamEvents with a consumer that stalls', () => {
   it('holds at most its buffer limit in memory and still yields every event in order', async () => {

@@ -5,7 +5,7 @@
  */
 import { afterEach } from 'vitest';
 import type * as FakeClockModule from '../../src/core/fake-clock.js';
-import type { PostgresLedger } from '../../src/ledger/postgres-ledger.js';
+import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
 import { freshPostgresLedger, freshSchema } from './postgres.js';
 import { settlingClock } from './settling-clock.js';
 import { ledgerSettled, trackLedger } from './settling-ledger.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { createPostgresLedger, type PostgresLedger } from '../../src/ledger/postgres-ledger.js';
+import { createPostgresLedger, type PostgresLedger } from '../../src/ledger/postgres/ledger.js';
 
 /**
  * This run's own database, created by test/support/postgres-global-setup.ts on the configured server, the

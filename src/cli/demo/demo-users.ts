@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { Random } from '../../core/ids.js';
 import type { Runtime } from '../../runtime/create-runtime.js';
-import type { SendResult } from '../../runtime/admit-message.js';
+import type { SendResult } from '../../actors/admit-message.js';
 import type { Session } from '../../runtime/session-handle.js';
 
 /** How a simulated chat user behaves. */

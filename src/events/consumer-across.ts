@@ -1,6 +1,15 @@
-import type { ConsumerHold } from '../cluster/consumer-claims.js';
 import { RuntimeError } from '../core/errors.js';
 import type { CheckedStreamOptions } from './event-stream-options.js';
+
+/** A durable consumer this worker reads, until it gives it back or its lease is lost. */
+export interface ConsumerHold {
+  /** Resolves once the hold is lost (this worker's lease ran out): another worker may read the consumer now. */
+  readonly lost: Promise<void>;
+  /** False once the hold is lost; a lease this worker no longer trusts is renewed first (a stall is found here). */
+  confirm(): Promise<boolean>;
+  /** Give the consumer back and ring the standbys; never rejects. */
+  release(): Promise<void>;
+}
 
 /**
  * Hold a durable consumer across processes (a cluster worker's), waiting while another process reads it;

@@ -1,4 +1,4 @@
-import type { SessionRegistry } from '../actors/session-registry.js';
+import type { SessionRegistry } from './session-registry.js';
 import type { Clock } from '../core/clock.js';
 import { createDeferred } from '../core/deferred.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
@@ -10,7 +10,7 @@ import {
   type RecoveryPolicy,
 } from '../runner/crash-record.js';
 import { resumeCrashedPlan } from '../runner/plan-crash-resume.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from '../events/event-bus.js';
 import { sessionScopeOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { LiveSession } from '../actors/session-registry.js';
+import type { LiveSession } from './session-registry.js';
 import { approvalDecisions, approvalMemories } from '../core/approvals.js';
 import { RuntimeError } from '../core/errors.js';
 import { assertInputBounds } from '../core/input-bounds.js';

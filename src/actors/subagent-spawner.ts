@@ -7,10 +7,10 @@ import type { SubagentLane } from '../lanes/subagent-lane.js';
 import { subagentDepth, subagentKey } from '../policies/subagent-policy.js';
 import type { SessionPort } from '../runner/session-port.js';
 import type { SubagentParent, SubagentPort, SubagentSpawn } from '../runner/subagent-port.js';
-import type { LateBound } from './late-bound.js';
+import type { LateBound } from '../core/late-bound.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { runRoleOf } from './run-authority.js';
-import { createSessionHandle } from './session-handle.js';
+import type { InboundMessageInput } from './inbound-message.js';
 
 type RunEnded = EventOf<'run.ended'>;
 
@@ -24,6 +24,14 @@ export interface SubagentSpawnerDeps {
   readonly maxDepth: number;
   /** The parent session's port (its events go on the parent's numbering). */
   readonly portOf: (sessionKey: string) => SessionPort;
+  /** The child session, as a bot would reach it: its task is sent as a message, a parent's stop aborts it. */
+  readonly childOf: (sessionKey: string) => SubagentChild;
+}
+
+/** What the spawner does with a child session. */
+export interface SubagentChild {
+  send(input: InboundMessageInput): Promise<{ readonly disposition: string }>;
+  abort(options: { readonly reason: string }): Promise<boolean>;
 }
 
 /**
@@ -75,6 +83,7 @@ async function recordedEnd(
  */
 async function runChild(
   internals: RuntimeInternals,
+  child: SubagentChild,
   spawn: SubagentSpawn,
   childKey: string,
   onSpawned: () => void,
@@ -87,7 +96,6 @@ async function runChild(
     if (wanted !== undefined) wanted(event);
     else ended.push(event);
   }, childKey);
-  const child = createSessionHandle(internals, childKey);
   const onAbort = (): void => {
     const reason = abortReason(spawn.signal);
     void child.abort({ reason: `the parent run stopped: ${reason.message}` }).catch(() => undefined);
@@ -142,19 +150,23 @@ export function createSubagentSpawner(deps: SubagentSpawnerDeps): SubagentPort {
     parents.set(childKey, { parentRunId, parentCallId: toolCallId });
     const spawned = () => port.emit({ type: 'subagent.spawned', runId: parentRunId, ...keys, task });
     try {
-      const ended = await runChild(deps.internals.get(), request, childKey, spawned).catch(
-        (error: unknown) => {
-          const message = error instanceof Error ? error.message : String(error);
-          port.emit({
-            type: 'subagent.ended',
-            runId: parentRunId,
-            ...keys,
-            status: 'failed',
-            error: { code: 'internal', message },
-          });
-          throw error;
-        },
-      );
+      const ended = await runChild(
+        deps.internals.get(),
+        deps.childOf(childKey),
+        request,
+        childKey,
+        spawned,
+      ).catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        port.emit({
+          type: 'subagent.ended',
+          runId: parentRunId,
+          ...keys,
+          status: 'failed',
+          error: { code: 'internal', message },
+        });
+        throw error;
+      });
       const error = ended.error === undefined ? {} : { error: ended.error };
       const childRunId = ended.runId === undefined ? {} : { childRunId: ended.runId };
       port.emit({

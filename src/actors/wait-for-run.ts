@@ -1,12 +1,12 @@
-import type { LiveSession } from '../actors/session-registry.js';
-import { pausedPlanOf } from '../actors/session-plans.js';
+import type { LiveSession } from './session-registry.js';
+import { pausedPlanOf } from './session-plans.js';
 import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../runner/run-summary.js';
 import { maxDurationMs } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { PauseState } from '../core/events.js';
 import { isRunActive } from '../policies/queue-admission.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf } from '../actors/session-activity.js';
+import { activityOf } from './session-activity.js';
 
 /** A paused run, as `waitForEnd()` reports it: why it paused and the calls it waits for. */
 export interface PausedRunInfo {

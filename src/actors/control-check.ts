@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { LiveSession } from '../actors/session-registry.js';
+import type { LiveSession } from './session-registry.js';
 import { roleNamePattern, type ControlAction } from '../core/authority.js';
 import { RuntimeError } from '../core/errors.js';
 import { mayControl } from '../policies/authority.js';

@@ -1,4 +1,4 @@
-import type { LiveSession, SessionRegistry } from '../actors/session-registry.js';
+import type { LiveSession, SessionRegistry } from './session-registry.js';
 
 interface Waiting {
   run(session: LiveSession): void;

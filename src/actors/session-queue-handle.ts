@@ -1,5 +1,5 @@
-import type { QueuedMessage } from '../actors/session-context.js';
-import type { LiveSession } from '../actors/session-registry.js';
+import type { QueuedMessage } from './session-context.js';
+import type { LiveSession } from './session-registry.js';
 import { RuntimeError } from '../core/errors.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 

@@ -1,5 +1,5 @@
-import type { Admitted } from '../actors/session-context.js';
-import type { LiveSession } from '../actors/session-registry.js';
+import type { Admitted } from './session-context.js';
+import type { LiveSession } from './session-registry.js';
 import type { Clock } from '../core/clock.js';
 import type { Disposition } from '../core/dispositions.js';
 import { RuntimeError } from '../core/errors.js';

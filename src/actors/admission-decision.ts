@@ -1,6 +1,6 @@
-import type { ActiveRun, QueuedMessage } from '../actors/session-context.js';
-import { admissionFor, statusOf } from '../actors/session-admission.js';
-import type { LiveSession } from '../actors/session-registry.js';
+import type { ActiveRun, QueuedMessage } from './session-context.js';
+import { admissionFor, statusOf } from './session-admission.js';
+import type { LiveSession } from './session-registry.js';
 import type { InboxRecord } from '../ledger/index.js';
 import { mayControl } from '../policies/authority.js';
 import { isDuplicate } from '../policies/dedupe.js';

@@ -1,4 +1,4 @@
-import type { ActiveRun } from '../actors/session-context.js';
+import type { ActiveRun } from './session-context.js';
 import type { SenderAuthority } from '../core/authority.js';
 import { RuntimeError } from '../core/errors.js';
 import { leastAuthority, roleToolLayers, type Authority, type RunAuthority } from '../policies/authority.js';

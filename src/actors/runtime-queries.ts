@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pausedPlanToRestore } from '../actors/session-plan-restore.js';
+import { pausedPlanToRestore } from './session-plan-restore.js';
 import { RuntimeError } from '../core/errors.js';
 import type { Ledger, RunRecord, ToolCallKind } from '../ledger/index.js';
 import { parsePlan } from '../plans/plan-schema.js';

@@ -1,5 +1,5 @@
-import { pausedPlanOf } from '../actors/session-plans.js';
-import type { LiveSession } from '../actors/session-registry.js';
+import { pausedPlanOf } from './session-plans.js';
+import type { LiveSession } from './session-registry.js';
 import type { SessionScope } from '../runner/session-scope.js';
 import type { SessionControl } from '../runner/session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';

@@ -1,11 +1,11 @@
-import type { LiveSession, SessionRegistry } from '../actors/session-registry.js';
+import type { LiveSession, SessionRegistry } from './session-registry.js';
 import { RuntimeError } from '../core/errors.js';
 import type { EventInput } from '../core/events.js';
 import type { RunServices } from '../runner/run-services.js';
 import type { RunWork } from '../runner/run-work.js';
 import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from '../events/event-bus.js';
 import type { SessionGate } from './session-gate.js';
 import type { RecoveryPolicy } from '../runner/crash-record.js';
 

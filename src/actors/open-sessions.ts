@@ -1,15 +1,17 @@
-import { createIdleSweeper, type IdleSweeper } from '../actors/idle-sweeper.js';
-import { createSessionMachine } from '../actors/session-machine.js';
-import { createSessionRegistry, type SessionRegistry } from '../actors/session-registry.js';
+import { createIdleSweeper, type IdleSweeper } from './idle-sweeper.js';
+import { createSessionMachine } from './session-machine.js';
+import { createSessionRegistry, type SessionRegistry } from './session-registry.js';
 import { resolveQueueSettings } from '../policies/queue-settings.js';
 import { createRunExecutor } from '../runner/run-executor.js';
 import type { RunServices } from '../runner/run-services.js';
-import type { EventBus } from './event-bus.js';
-import type { LateBound } from './late-bound.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { LateBound } from '../core/late-bound.js';
 import { endHeldPlan } from '../runner/plan-end.js';
 import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import type { RuntimeConfig } from './runtime-options.js';
+import type { Clock } from '../core/clock.js';
+import type { IdGenerator } from '../core/ids.js';
+import type { QueueSettingsInput } from '../policies/queue-settings.js';
 
 /** The session side of a runtime: the registry of live sessions and the sweeper that hibernates idle ones. */
 export interface OpenedSessions {
@@ -28,9 +30,18 @@ export interface SessionParts {
   readonly attribution: boolean;
 }
 
+/** The part of the runtime's configuration the sessions read. */
+export interface SessionsConfig {
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly limits: { readonly pauseTimeoutMs: number };
+  readonly sessions: { readonly hibernateAfterMs: number };
+  readonly queue: QueueSettingsInput;
+}
+
 /** Create the idle sweeper, the session machine (executing runs with the run services) and the registry. */
 export function openSessions(
-  config: RuntimeConfig,
+  config: SessionsConfig,
   services: RunServices,
   parts: SessionParts,
 ): OpenedSessions {

@@ -1,26 +1,25 @@
-import { createClusterLedger, type ClusterLedger } from '../cluster/cluster-ledger.js';
-import { consumerKey } from '../cluster/consumer-claims.js';
-import { createCluster, type Cluster, type ClusterHost } from '../cluster/create-cluster.js';
+import { createClusterLedger, type ClusterLedger } from './cluster-ledger.js';
+import { consumerKey } from './consumer-claims.js';
+import { createCluster, type Cluster, type ClusterHost } from './create-cluster.js';
+import type { ClusterWorkerOptions } from './cluster-options.js';
 import type { Clock } from '../core/clock.js';
 import { RuntimeError } from '../core/errors.js';
 import type { RuntimeEvent } from '../core/events.js';
 import type { GlobalLane } from '../lanes/global-lane.js';
 import type { Ledger } from '../ledger/index.js';
-import type { PostgresLedger } from '../ledger/postgres/ledger.js';
+import type { PostgresLedger, PostgresLedgerOptions } from '../ledger/postgres/ledger.js';
 import type { StepToolRunner } from '../plans/step-jobs.js';
 import { defaultRecoveryPolicy, recoverOpenRuns } from '../runner/crash-record.js';
 import { resumeCrashedPlan } from '../runner/plan-crash-resume.js';
 import { createEventTail, eventsRing } from './cluster-events.js';
 import { clusterSession, serveForwarded, statusesKind } from './cluster-session.js';
-import type { EventBus } from './event-bus.js';
-import type { ClaimAcross } from './consumer-across.js';
-import { streamEvents, type EventSource, type EventStreamOptions } from './event-stream.js';
-import type { RuntimeInternals } from './runtime-internals.js';
-import type { RuntimeConfig } from './runtime-options.js';
-import { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
-import { openRuntimeLedger } from './open-ledger.js';
-import { sessionScopeOf } from './live-session-control.js';
-import { createSessionHandle, type Session } from './session-handle.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { ClaimAcross } from '../events/consumer-across.js';
+import { streamEvents, type EventSource, type EventStreamOptions } from '../events/event-stream.js';
+import type { RuntimeInternals } from '../actors/runtime-internals.js';
+import { abortSession, sessionStatus, type SessionStatus } from '../actors/session-abort.js';
+import { sessionScopeOf } from '../actors/live-session-control.js';
+import type { Session } from '../actors/session-api.js';
 
 /** The cluster side of a runtime on the Postgres ledger: the cluster, and the fenced ledger the runtime uses. */
 export interface ClusterWorker {
@@ -35,6 +34,14 @@ export interface ClusterWorker {
   lane(local: GlobalLane): GlobalLane;
 }
 
+/** What joining the cluster reads of the runtime's configuration. */
+export interface WorkerConfig {
+  /** The runtime's ledger option: a cluster worker's is `{ postgres: … }`. */
+  readonly ledger: unknown;
+  readonly cluster: ClusterWorkerOptions | false;
+  readonly globalLane: Parameters<Cluster['lane']>[1];
+}
+
 function isPostgresLedger(ledger: Ledger): ledger is PostgresLedger {
   const candidate = ledger as Partial<PostgresLedger>;
   return typeof candidate.claimSession === 'function' && typeof candidate.fenced === 'function';
@@ -45,15 +52,18 @@ function isPostgresLedger(ledger: Ledger): ledger is PostgresLedger {
  * otherwise. Nothing connects here; the cluster opens with the runtime's start.
  */
 export function openClusterWorker(
-  config: RuntimeConfig,
+  config: WorkerConfig,
   ledger: Ledger,
   clock: Clock,
   onError: (error: unknown) => void,
 ): ClusterWorker | undefined {
   const option = config.ledger;
-  if (config.cluster === false || !('postgres' in option)) return undefined;
+  if (config.cluster === false || typeof option !== 'object' || option === null || !('postgres' in option)) {
+    return undefined;
+  }
   if (!isPostgresLedger(ledger)) throw new RuntimeError('internal', 'the Postgres ledger has no fencing');
-  const cluster = createCluster({ ...option.postgres, ...config.cluster }, clock, onError);
+  const { postgres } = option as { readonly postgres: PostgresLedgerOptions };
+  const cluster = createCluster({ ...postgres, ...config.cluster }, clock, onError);
   const wrapped = createClusterLedger({
     ledger,
     written: coalescedRing(() => cluster.connections().then((opened) => opened.doorbell.ring(eventsRing))),
@@ -137,8 +147,11 @@ function hostOf(
  * forwarded calls and take over the sessions of dead workers — their open runs resumed (or closed as crashed past
  * the recovery budget), their pending messages run in order, their paused runs still paused.
  */
-export async function startClusterWorker(worker: ClusterWorker, internals: RuntimeInternals): Promise<void> {
-  const handleOf = (key: string): Session => createSessionHandle(internals, key);
+export async function startClusterWorker(
+  worker: ClusterWorker,
+  internals: RuntimeInternals,
+  handleOf: (key: string) => Session,
+): Promise<void> {
   internals.bus.seek(await worker.ledger.lastCursor());
   claimOnAcquire(worker, internals);
   const { toolByName, random } = internals.services;
@@ -227,13 +240,6 @@ export function clusterFace(worker: ClusterWorker, internals: RuntimeInternals):
       await worker.cluster.close();
     },
   };
-}
-
-/** The runtime's ledger (see `openRuntimeLedger`), wrapped in its fences when the runtime is a cluster worker. */
-export function openWorkerLedger(config: RuntimeConfig, clock: Clock, onError: (error: unknown) => void) {
-  const opened = openRuntimeLedger(config, clock);
-  const worker = openClusterWorker(config, opened.ledger, clock, onError);
-  return { ...opened, worker, ledger: worker?.ledger ?? opened.ledger };
 }
 
 /** The global lane, cluster-wide on a cluster worker. */

@@ -1,4 +1,4 @@
-import { heldPlans, pausedPlanOf } from '../actors/session-plans.js';
+import { heldPlans, pausedPlanOf } from './session-plans.js';
 import { RuntimeError } from '../core/errors.js';
 import { storableTextProblem } from '../core/input-bounds.js';
 import { isRunActive } from '../policies/queue-admission.js';
@@ -6,7 +6,7 @@ import { endHeldPlan } from '../runner/plan-end.js';
 import { abortUndos } from '../runner/undo-run.js';
 import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf, stateOf, type SessionState } from '../actors/session-activity.js';
+import { activityOf, stateOf, type SessionState } from './session-activity.js';
 
 /** What `status()` reports. */
 export interface SessionStatus {
