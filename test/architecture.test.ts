@@ -62,6 +62,21 @@ describe('the layout of src', () => {
     expect(upward).toEqual([]);
   });
 
+  // testing/ assembles the public fakes from their homes, and the fake clock stays off core's face: tests replace
+  // it with vi.mock, which a module that reaches core through its face would wait on.
+  it('reaches another folder only through its face (its index.ts)', () => {
+    const around: string[] = [];
+    for (const file of files(src)) {
+      const from = folderOf(file);
+      if (from === 'index.ts' || from === 'testing') continue;
+      for (const target of imports(file)) {
+        if (folderOf(target) === from || target.endsWith('/index.js')) continue;
+        around.push(`${relative(src, file)} -> ${relative(src, target)}`);
+      }
+    }
+    expect(around).toEqual([]);
+  });
+
   it('keeps policies pure: no I/O, no timers, no clock or randomness of their own', () => {
     const impure: string[] = [];
     for (const file of files(join(src, 'policies'))) {

@@ -2,14 +2,14 @@ import type { ActiveRun, QueuedMessage } from './session-context.js';
 import { admissionFor, statusOf } from './session-admission.js';
 import type { LiveSession } from './session-registry.js';
 import type { InboxRecord } from '../ledger/index.js';
-import { mayControl } from '../policies/authority.js';
-import { isDuplicate } from '../policies/dedupe.js';
+import { mayControl } from '../policies/index.js';
+import { isDuplicate } from '../policies/index.js';
 import {
   channelOf,
   resolveQueueSettings,
   type QueueSettings,
   type QueueSettingsInput,
-} from '../policies/queue-settings.js';
+} from '../policies/index.js';
 import type { AdmissionDeps, SendResult } from './admit-message.js';
 import type { InboundMessage } from './inbound-message.js';
 import { checkRole, runAuthorityOf, senderAuthorityOf, type RuntimeAuthority } from './run-authority.js';

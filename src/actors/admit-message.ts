@@ -1,12 +1,12 @@
 import type { Admitted } from './session-context.js';
 import type { LiveSession } from './session-registry.js';
-import type { Clock } from '../core/clock.js';
-import type { Disposition } from '../core/dispositions.js';
-import { RuntimeError } from '../core/errors.js';
-import type { EventInput } from '../core/events.js';
-import type { IdGenerator } from '../core/ids.js';
+import type { Clock } from '../core/index.js';
+import type { Disposition } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import type { EventInput } from '../core/index.js';
+import type { IdGenerator } from '../core/index.js';
 import type { InboxRecord, Ledger } from '../ledger/index.js';
-import type { QueueSettingsInput } from '../policies/queue-settings.js';
+import type { QueueSettingsInput } from '../policies/index.js';
 import { decide, type Decided } from './admission-decision.js';
 import type { InboundMessage } from './inbound-message.js';
 import type { MessageAttachments, StoredParts } from './message-attachments.js';

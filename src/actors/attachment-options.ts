@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { maxDurationMs } from '../core/clock.js';
-import { inlineKinds, type InlineKind } from '../core/attachments.js';
+import { maxDurationMs } from '../core/index.js';
+import { inlineKinds, type InlineKind } from '../core/index.js';
 
 /** Where content parts are stored (docs/attachments.md). */
 export interface WorkspaceOptions {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { builtInRoles, controlActions, roleNamePattern, type ControlAction } from '../core/authority.js';
-import { defaultControlRules, type Authority, type ControlRule } from '../policies/authority.js';
+import { builtInRoles, controlActions, roleNamePattern, type ControlAction } from '../core/index.js';
+import { defaultControlRules, type Authority, type ControlRule } from '../policies/index.js';
 
 const roleName = () => z.string().regex(roleNamePattern, 'a role is a letter, then letters, digits, _ or -');
 const layerSchema = z

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { LiveSession } from './session-registry.js';
-import { roleNamePattern, type ControlAction } from '../core/authority.js';
-import { RuntimeError } from '../core/errors.js';
-import { mayControl } from '../policies/authority.js';
+import { roleNamePattern, type ControlAction } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import { mayControl } from '../policies/index.js';
 import { wellFormed } from './inbound-message.js';
 import { checkRole, runAuthorityOf, type RuntimeAuthority } from './run-authority.js';
 

@@ -1,5 +1,5 @@
-import { RuntimeError } from '../core/errors.js';
-import { runStatuses, type RunStatus } from '../core/run-statuses.js';
+import { RuntimeError } from '../core/index.js';
+import { runStatuses, type RunStatus } from '../core/index.js';
 import type { Ledger, RunRecord, TranscriptFork, TurnRecord } from '../ledger/index.js';
 import { parseSessionKey } from './inbound-message.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/index.js';
 
 /** Tracks when sessions went idle and reports those idle for `idleMs`, with one timer for all of them. */
 export interface IdleSweeper {

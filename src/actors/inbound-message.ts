@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { roleNamePattern } from '../core/authority.js';
-import { RuntimeError } from '../core/errors.js';
-import { storableString } from '../core/input-bounds.js';
-import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
+import { roleNamePattern } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import { storableString } from '../core/index.js';
+import { queueSettingsSchema, type QueueSettingsInput } from '../policies/index.js';
 import { messagePartSchema } from './message-parts.js';
 
 /**

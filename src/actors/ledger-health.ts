@@ -1,12 +1,12 @@
 import { basename } from 'node:path';
-import type { Clock, TimerHandle } from '../core/clock.js';
-import { createDeferred, type Deferred } from '../core/deferred.js';
-import { isRuntimeError, RuntimeError } from '../core/errors.js';
-import type { EventInput } from '../core/events.js';
-import type { Random } from '../core/ids.js';
+import type { Clock, TimerHandle } from '../core/index.js';
+import { createDeferred, type Deferred } from '../core/index.js';
+import { isRuntimeError, RuntimeError } from '../core/index.js';
+import type { EventInput } from '../core/index.js';
+import type { Random } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 import { backoffDelay } from '../policies/index.js';
-import type { LedgerGuard, RunLease } from '../runner/run-services.js';
+import type { LedgerGuard, RunLease } from '../runner/index.js';
 
 /** SQLite result codes of a file that cannot take a write (space, device, permissions, a lock held too long). */
 const storageFaultCodes = [

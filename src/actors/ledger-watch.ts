@@ -1,8 +1,8 @@
 import type { SessionRegistry } from './session-registry.js';
-import type { Clock } from '../core/clock.js';
-import type { Random } from '../core/ids.js';
+import type { Clock } from '../core/index.js';
+import type { Random } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
-import type { EventBus } from '../events/event-bus.js';
+import type { EventBus } from '../events/index.js';
 import { createLedgerHealth, isStorageFault, watchLedger, type LedgerHealth } from './ledger-health.js';
 import { reconcileAfterFault } from './recover.js';
 

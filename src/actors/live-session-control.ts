@@ -1,7 +1,7 @@
 import { pausedPlanOf } from './session-plans.js';
 import type { LiveSession } from './session-registry.js';
-import type { SessionScope } from '../runner/session-scope.js';
-import type { SessionControl } from '../runner/session-control.js';
+import type { SessionScope } from '../runner/index.js';
+import type { SessionControl } from '../runner/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 /** The `SessionControl` of a live session: its events on the bus, the plan and pause events to its actor. */

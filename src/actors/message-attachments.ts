@@ -1,6 +1,6 @@
-import type { AttachmentRef, StoredPart } from '../core/attachments.js';
-import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import type { AttachmentRef, StoredPart } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 import {
   bareMediaType,
   inlineKindOf,
@@ -8,11 +8,11 @@ import {
   refuseInline,
   type InlineCandidate,
   type InlineCapability,
-} from '../policies/inline-capabilities.js';
-import type { ModelProvider } from '../providers/model-provider.js';
-import { describeUrl, downloadPart } from '../tools/workspace-download.js';
-import { safeFileName } from '../tools/workspace-paths.js';
-import type { WorkspaceStore } from '../tools/workspace-store.js';
+} from '../policies/index.js';
+import type { ModelProvider } from '../providers/index.js';
+import { describeUrl, downloadPart } from '../tools/index.js';
+import { safeFileName } from '../tools/index.js';
+import type { WorkspaceStore } from '../tools/index.js';
 import type { AttachmentsConfig } from './attachment-options.js';
 import { mediaTypeOfName, type MessagePart } from './message-parts.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { partModes } from '../core/attachments.js';
-import { storableString } from '../core/input-bounds.js';
+import { partModes } from '../core/index.js';
+import { storableString } from '../core/index.js';
 
 /** A media type as `type/subtype` (parameters are not taken). */
 const mediaTypeSchema = z

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import type { LiveSession } from './session-registry.js';
-import { RuntimeError, isRuntimeError } from '../core/errors.js';
-import { assertInputBounds } from '../core/input-bounds.js';
-import { buildPlanGraph } from '../plans/plan-graph.js';
-import { parsePlan, parsePlanOptions, type Plan, type PlanOptions } from '../plans/plan-schema.js';
-import { planStepIds, rootStepId } from '../plans/step-ids.js';
+import { RuntimeError, isRuntimeError } from '../core/index.js';
+import { assertInputBounds } from '../core/index.js';
+import { buildPlanGraph } from '../plans/index.js';
+import { parsePlan, parsePlanOptions, type Plan, type PlanOptions } from '../plans/index.js';
+import { planStepIds, rootStepId } from '../plans/index.js';
 import type { PlanRecord } from '../ledger/index.js';
-import { assertPlanStepIds, type PlanRunResult } from '../runner/plan-run.js';
-import { resumePlanRun } from '../runner/plan-resume.js';
-import { startPlanRun } from '../runner/plan-start.js';
+import { assertPlanStepIds, type PlanRunResult } from '../runner/index.js';
+import { resumePlanRun } from '../runner/index.js';
+import { startPlanRun } from '../runner/index.js';
 import { sessionScopeOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 

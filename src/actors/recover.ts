@@ -1,16 +1,16 @@
 import type { SessionRegistry } from './session-registry.js';
-import type { Clock } from '../core/clock.js';
-import { createDeferred } from '../core/deferred.js';
+import type { Clock } from '../core/index.js';
+import { createDeferred } from '../core/index.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
-import { subagentDepth } from '../policies/subagent-policy.js';
+import { subagentDepth } from '../policies/index.js';
 import {
   closeCrashedRuns,
   defaultRecoveryPolicy,
   recoverOpenRuns,
   type RecoveryPolicy,
-} from '../runner/crash-record.js';
-import { resumeCrashedPlan } from '../runner/plan-crash-resume.js';
-import type { EventBus } from '../events/event-bus.js';
+} from '../runner/index.js';
+import { resumeCrashedPlan } from '../runner/index.js';
+import type { EventBus } from '../events/index.js';
 import { sessionScopeOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 

@@ -1,4 +1,4 @@
-import { isRuntimeError, RuntimeError } from '../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../core/index.js';
 
 /**
  * What hydrating a session threw, as the caller sees it: a session whose stored record cannot be restored (a

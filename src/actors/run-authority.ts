@@ -1,8 +1,8 @@
 import type { ActiveRun } from './session-context.js';
-import type { SenderAuthority } from '../core/authority.js';
-import { RuntimeError } from '../core/errors.js';
-import { leastAuthority, roleToolLayers, type Authority, type RunAuthority } from '../policies/authority.js';
-import type { ToolPolicyLayer } from '../policies/tool-policy.js';
+import type { SenderAuthority } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import { leastAuthority, roleToolLayers, type Authority, type RunAuthority } from '../policies/index.js';
+import type { ToolPolicyLayer } from '../policies/index.js';
 
 /** A runtime's resolved authority, and whether the application configured it (`authority` option). */
 export type RuntimeAuthority = Authority & { readonly configured: boolean };

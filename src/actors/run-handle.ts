@@ -1,9 +1,9 @@
-import type { Clock } from '../core/clock.js';
-import { runAbortReason, type AbortStatus } from '../runner/run-abort.js';
-import type { RunPhase } from '../runner/run-context.js';
-import type { ExecuteRun, RunRequest } from '../runner/run-request.js';
-import { isRunPaused } from '../runner/run-summary.js';
-import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/steer-inbox.js';
+import type { Clock } from '../core/index.js';
+import { runAbortReason, type AbortStatus } from '../runner/index.js';
+import type { RunPhase } from '../runner/index.js';
+import type { ExecuteRun, RunRequest } from '../runner/index.js';
+import { isRunPaused } from '../runner/index.js';
+import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/index.js';
 import type { ActiveRun, SessionEvent } from './session-context.js';
 
 /**

@@ -1,13 +1,13 @@
 import type { LiveSession, SessionRegistry } from './session-registry.js';
-import { RuntimeError } from '../core/errors.js';
-import type { EventInput } from '../core/events.js';
-import type { RunServices } from '../runner/run-services.js';
-import type { RunWork } from '../runner/run-work.js';
+import { RuntimeError } from '../core/index.js';
+import type { EventInput } from '../core/index.js';
+import type { RunServices } from '../runner/index.js';
+import type { RunWork } from '../runner/index.js';
 import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
-import type { EventBus } from '../events/event-bus.js';
+import type { EventBus } from '../events/index.js';
 import type { SessionGate } from './session-gate.js';
-import type { RecoveryPolicy } from '../runner/crash-record.js';
+import type { RecoveryPolicy } from '../runner/index.js';
 
 /** What session handles share with their runtime: the run services, and the session side of the runtime. */
 export interface RuntimeInternals {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { pausedPlanToRestore } from './session-plan-restore.js';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { Ledger, RunRecord, ToolCallKind } from '../ledger/index.js';
-import { parsePlan } from '../plans/plan-schema.js';
-import { planStepIds, rootStepId } from '../plans/step-ids.js';
+import { parsePlan } from '../plans/index.js';
+import { planStepIds, rootStepId } from '../plans/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { sessionStatus, type SessionStatus } from './session-abort.js';
 

@@ -1,9 +1,9 @@
 import { heldPlans, pausedPlanOf } from './session-plans.js';
-import { RuntimeError } from '../core/errors.js';
-import { storableTextProblem } from '../core/input-bounds.js';
-import { isRunActive } from '../policies/queue-admission.js';
-import { endHeldPlan } from '../runner/plan-end.js';
-import { abortUndos } from '../runner/undo-run.js';
+import { RuntimeError } from '../core/index.js';
+import { storableTextProblem } from '../core/index.js';
+import { isRunActive } from '../policies/index.js';
+import { endHeldPlan } from '../runner/index.js';
+import { abortUndos } from '../runner/index.js';
 import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { activityOf, stateOf, type SessionState } from './session-activity.js';

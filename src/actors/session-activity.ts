@@ -1,7 +1,7 @@
 import type { SessionSnapshot } from './session-machine.js';
 import { pausedPlanOf } from './session-plans.js';
 import { phaseOf } from './run-handle.js';
-import type { SessionActivity } from '../policies/queue-admission.js';
+import type { SessionActivity } from '../policies/index.js';
 
 /** The session states `status()` reports. */
 export type SessionState =

@@ -1,7 +1,7 @@
-import { summarizeMessage } from '../policies/collect-prompt.js';
-import { dropSummaryLimit } from '../policies/queue-cap.js';
-import { decideAdmission, type Admission, type SessionActivity } from '../policies/queue-admission.js';
-import type { QueueSettings } from '../policies/queue-settings.js';
+import { summarizeMessage } from '../policies/index.js';
+import { dropSummaryLimit } from '../policies/index.js';
+import { decideAdmission, type Admission, type SessionActivity } from '../policies/index.js';
+import type { QueueSettings } from '../policies/index.js';
 import { activityOf } from './session-activity.js';
 import type { Admitted, SessionContext, SessionEvent } from './session-context.js';
 import type { SessionSnapshot } from './session-machine.js';

@@ -1,10 +1,10 @@
-import type { InlineAttachment, StoredPart } from '../core/attachments.js';
-import type { AbortStatus } from '../runner/run-abort.js';
-import type { Disposition } from '../core/dispositions.js';
-import type { PauseState } from '../core/events.js';
-import type { SteerMessage } from '../runner/steer-inbox.js';
-import type { QueueSettings, QueueSettingsInput } from '../policies/queue-settings.js';
-import type { PausedCallInfo, RunPaused, RunResult, RunSummary } from '../runner/run-summary.js';
+import type { InlineAttachment, StoredPart } from '../core/index.js';
+import type { AbortStatus } from '../runner/index.js';
+import type { Disposition } from '../core/index.js';
+import type { PauseState } from '../core/index.js';
+import type { SteerMessage } from '../runner/index.js';
+import type { QueueSettings, QueueSettingsInput } from '../policies/index.js';
+import type { PausedCallInfo, RunPaused, RunResult, RunSummary } from '../runner/index.js';
 
 /** A message waiting in a session's queue. Plain data: it lives in the persisted actor snapshot. */
 export interface QueuedMessage {

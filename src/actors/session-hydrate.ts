@@ -1,6 +1,6 @@
 import { createActor } from 'xstate';
-import type { Clock } from '../core/clock.js';
-import { isRuntimeError, type RuntimeError } from '../core/errors.js';
+import type { Clock } from '../core/index.js';
+import { isRuntimeError, type RuntimeError } from '../core/index.js';
 import type { Ledger, RunRecord, SessionState } from '../ledger/index.js';
 import { restoreFailure } from './restore-failure.js';
 import type { ReconcileDefaults } from './session-reconcile.js';

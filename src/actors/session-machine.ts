@@ -1,8 +1,8 @@
 import { assign, enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import type { Clock } from '../core/clock.js';
-import type { IdGenerator } from '../core/ids.js';
-import type { AbortStatus } from '../runner/run-abort.js';
-import type { ExecuteRun } from '../runner/run-request.js';
+import type { Clock } from '../core/index.js';
+import type { IdGenerator } from '../core/index.js';
+import type { AbortStatus } from '../runner/index.js';
+import type { ExecuteRun } from '../runner/index.js';
 import { abortRun, startRun, steerRun } from './run-handle.js';
 import { endRun, removeQueued, returnRun, takeNextRun } from './session-queue.js';
 import {
@@ -20,7 +20,7 @@ import {
   type SessionContext,
   type SessionEvent,
 } from './session-context.js';
-import type { RunPaused, RunSummary } from '../runner/run-summary.js';
+import type { RunPaused, RunSummary } from '../runner/index.js';
 import {
   awaitToolResults,
   pauseRun,

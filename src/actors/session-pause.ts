@@ -1,7 +1,7 @@
-import { attributeMessage } from '../policies/sender-prompt.js';
-import type { AbortStatus } from '../runner/run-abort.js';
-import type { SteerMessage } from '../runner/steer-inbox.js';
-import type { RunPaused } from '../runner/run-summary.js';
+import { attributeMessage } from '../policies/index.js';
+import type { AbortStatus } from '../runner/index.js';
+import type { SteerMessage } from '../runner/index.js';
+import type { RunPaused } from '../runner/index.js';
 import type { QueuedMessage, SessionContext } from './session-context.js';
 
 /**

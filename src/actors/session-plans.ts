@@ -1,5 +1,5 @@
-import type { AbortStatus } from '../runner/run-abort.js';
-import type { RunPaused, RunResult } from '../runner/run-summary.js';
+import type { AbortStatus } from '../runner/index.js';
+import type { RunPaused, RunResult } from '../runner/index.js';
 import type { PlanHold, PlanStepWait, SessionContext, SessionEvent } from './session-context.js';
 
 /** The session's plan runs not ended yet (none in a snapshot from before plans were held). */

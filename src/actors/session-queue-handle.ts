@@ -1,6 +1,6 @@
 import type { QueuedMessage } from './session-context.js';
 import type { LiveSession } from './session-registry.js';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 
 /** A queued message as `queue.list()` shows it. */

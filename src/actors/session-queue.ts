@@ -1,10 +1,10 @@
-import { composeMessageText, inlineAttachmentsOf } from '../policies/attachment-prompt.js';
-import { buildCollectPrompt, buildDroppedNotice, takeCollectBatch } from '../policies/collect-prompt.js';
-import { attributeMessage } from '../policies/sender-prompt.js';
-import { rememberMessage } from '../policies/dedupe.js';
-import { drainDueAt } from '../policies/drain-timing.js';
-import { keepDropSummary } from '../policies/queue-cap.js';
-import type { SteerMessage } from '../runner/steer-inbox.js';
+import { composeMessageText, inlineAttachmentsOf } from '../policies/index.js';
+import { buildCollectPrompt, buildDroppedNotice, takeCollectBatch } from '../policies/index.js';
+import { attributeMessage } from '../policies/index.js';
+import { rememberMessage } from '../policies/index.js';
+import { drainDueAt } from '../policies/index.js';
+import { keepDropSummary } from '../policies/index.js';
+import type { SteerMessage } from '../runner/index.js';
 import type { ActiveRun, QueuedMessage, SessionContext } from './session-context.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { InboxRecord, SessionState } from '../ledger/index.js';
-import { dedupeMaxIds, dedupeWindowMs, type SeenMessage } from '../policies/dedupe.js';
+import { dedupeMaxIds, dedupeWindowMs, type SeenMessage } from '../policies/index.js';
 import { initialSessionContext, type QueuedMessage, type SessionContext } from './session-context.js';
 
 /** Drain timing for messages the snapshot did not know (accepted after it was taken). */

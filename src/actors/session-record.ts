@@ -1,6 +1,6 @@
 import type { Snapshot } from 'xstate';
 import type { SessionRecord } from '../ledger/index.js';
-import type { QueueSettingsInput } from '../policies/queue-settings.js';
+import type { QueueSettingsInput } from '../policies/index.js';
 import type { SessionContext } from './session-context.js';
 import type { SessionActor } from './session-machine.js';
 

@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock.js';
-import type { RuntimeError } from '../core/errors.js';
+import type { Clock } from '../core/index.js';
+import type { RuntimeError } from '../core/index.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
 import type { ReconcileDefaults } from './session-reconcile.js';
 import type { SessionActor, SessionMachine } from './session-machine.js';

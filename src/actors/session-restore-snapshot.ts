@@ -1,5 +1,5 @@
 import type { Snapshot } from 'xstate';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { RunRecord, SessionState } from '../ledger/index.js';
 import { reconcileContext, type ReconcileDefaults } from './session-reconcile.js';
 import type { PauseContext, SessionContext } from './session-context.js';

@@ -1,4 +1,4 @@
-import type { RunResult, RunSummary } from '../runner/run-summary.js';
+import type { RunResult, RunSummary } from '../runner/index.js';
 import type { SessionContext, SessionEvent } from './session-context.js';
 import { planStoppedResult } from './session-plans.js';
 

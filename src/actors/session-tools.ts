@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
-import type { Tool } from '../tools/define-tool.js';
-import { currentTools, isToolSource, sameTools, type ToolEntry } from '../tools/tool-source.js';
-import { createToolRegistry, type ToolRegistry } from '../tools/tool-registry.js';
+import { RuntimeError } from '../core/index.js';
+import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/index.js';
+import type { Tool } from '../tools/index.js';
+import { currentTools, isToolSource, sameTools, type ToolEntry } from '../tools/index.js';
+import { createToolRegistry, type ToolRegistry } from '../tools/index.js';
 
 /** One tool-policy layer: `allow` (empty allows all) and `deny` (wins), names, globs or `group:name`. */
 export const toolPolicyLayerSchema = z

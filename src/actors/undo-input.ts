@@ -1,6 +1,6 @@
-import { RuntimeError } from '../core/errors.js';
-import { storableTextProblem } from '../core/input-bounds.js';
-import type { UndoOptions } from '../runner/undo-run.js';
+import { RuntimeError } from '../core/index.js';
+import { storableTextProblem } from '../core/index.js';
+import type { UndoOptions } from '../runner/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 /** Check `undo()`'s options: `inDoubt` is 'skip' or 'retry'; anything else is `invalid_input`. */

@@ -1,10 +1,10 @@
 import type { LiveSession } from './session-registry.js';
 import { pausedPlanOf } from './session-plans.js';
-import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../runner/run-summary.js';
-import { maxDurationMs } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
-import type { PauseState } from '../core/events.js';
-import { isRunActive } from '../policies/queue-admission.js';
+import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../runner/index.js';
+import { maxDurationMs } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import type { PauseState } from '../core/index.js';
+import { isRunActive } from '../policies/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { activityOf } from './session-activity.js';
 

@@ -1,5 +1,5 @@
-import { assertNever } from '../core/errors.js';
-import type { EventOf, RuntimeEvent } from '../core/events.js';
+import { assertNever } from '../core/index.js';
+import type { EventOf, RuntimeEvent } from '../core/index.js';
 import { describePause } from './describe-pause.js';
 import type { TerminalStyle } from './terminal-style.js';
 

@@ -1,5 +1,5 @@
-import { assertNever } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
+import { assertNever } from '../core/index.js';
+import type { RuntimeEvent } from '../core/index.js';
 import type { EventDescription } from './describe-event.js';
 
 /** The events of pauses, approvals, deferred calls, undo and plan steps. */

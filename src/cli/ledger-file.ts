@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { writerLockPath } from '../ledger/sqlite/lock.js';
+import { writerLockPath } from '../ledger/index.js';
 
 /** What a path holds, as far as the CLI needs to know before it reads or replaces it. */
 export type LedgerFileKind = 'missing' | 'directory' | 'empty' | 'not_sqlite' | 'foreign' | 'agentlanes';

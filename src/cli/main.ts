@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { RuntimeError, isRuntimeError } from '../core/errors.js';
+import { RuntimeError, isRuntimeError } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 import { runDemo, type DemoOptions } from './demo/run-demo.js';
 import { openLedger, type LedgerOpener } from './open-ledger.js';

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 import { inspectLedgerFile } from './ledger-file.js';
 

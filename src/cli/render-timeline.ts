@@ -1,4 +1,4 @@
-import type { EventOf, RuntimeEvent } from '../core/events.js';
+import type { EventOf, RuntimeEvent } from '../core/index.js';
 import { describeEvent, seconds, type EventDescription } from './describe-event.js';
 import { createTerminalStyle } from './terminal-style.js';
 

@@ -3,7 +3,7 @@ import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import { createRuntime, type RuntimeOptions } from '../runtime/index.js';
 import { createServer, type ServerOptions } from '../server/index.js';
 import type { CommandIo } from './terminal-style.js';

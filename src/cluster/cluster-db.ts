@@ -1,7 +1,7 @@
 import type pgModule from 'pg';
 import type { Client, Pool, PoolClient } from 'pg';
-import { RuntimeError } from '../core/errors.js';
-import { translatePostgresError } from '../ledger/postgres/errors.js';
+import { RuntimeError } from '../core/index.js';
+import { translatePostgresError } from '../ledger/index.js';
 import { migrateCluster } from './cluster-schema.js';
 
 /** Where the cluster's tables live: the ledger's database and schema. */

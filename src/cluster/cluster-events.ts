@@ -1,9 +1,9 @@
-import type { Clock, TimerHandle } from '../core/clock.js';
-import { isRuntimeError } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
+import type { Clock, TimerHandle } from '../core/index.js';
+import { isRuntimeError } from '../core/index.js';
+import type { RuntimeEvent } from '../core/index.js';
 import type { Doorbell } from './doorbell.js';
 import type { Ledger } from '../ledger/index.js';
-import type { EventBus, EventListener } from '../events/event-bus.js';
+import type { EventBus, EventListener } from '../events/index.js';
 
 /** The doorbell's ring once a worker wrote events. */
 export const eventsRing = 'events';

@@ -1,5 +1,5 @@
-import { abortReason, type Clock } from '../core/clock.js';
-import type { GlobalLane, GlobalLaneOptions, LaneRate, LaneTaskOptions } from '../lanes/global-lane.js';
+import { abortReason, type Clock } from '../core/index.js';
+import type { GlobalLane, GlobalLaneOptions, LaneRate, LaneTaskOptions } from '../lanes/index.js';
 import type { ClusterDatabase } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 import type { Doorbell } from './doorbell.js';

@@ -1,7 +1,7 @@
-import { RuntimeError } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
+import { RuntimeError } from '../core/index.js';
+import type { RuntimeEvent } from '../core/index.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
-import type { PostgresLedger } from '../ledger/postgres/ledger.js';
+import type { PostgresLedger } from '../ledger/index.js';
 import { leaseFence } from './session-owners.js';
 
 /** The ledger a worker of a cluster uses: every write of a session goes through that session's fence. */

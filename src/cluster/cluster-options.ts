@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 
 /** How fast a cluster notices a dead worker and a missed doorbell (docs/distributed.md). */
 export interface ClusterTimingOptions {

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { applyMigrations } from '../ledger/postgres/schema.js';
+import { applyMigrations } from '../ledger/index.js';
 
 /**
  * The cluster's tables, in order, beside the ledger's in the same schema (their own version table, so the

@@ -1,7 +1,7 @@
 import type { Cluster } from './create-cluster.js';
 import type { Request } from './requests.js';
-import { RuntimeError } from '../core/errors.js';
-import type { Session } from '../actors/session-api.js';
+import { RuntimeError } from '../core/index.js';
+import type { Session } from '../actors/index.js';
 
 /** The calls of a session handle that act on the live session, and so run on the worker that holds it. */
 const forwarded = [

@@ -1,6 +1,6 @@
-import type { ConsumerHold } from '../events/consumer-across.js';
-import type { Clock } from '../core/clock.js';
-import { createDeferred, type Deferred } from '../core/deferred.js';
+import type { ConsumerHold } from '../events/index.js';
+import type { Clock } from '../core/index.js';
+import { createDeferred, type Deferred } from '../core/index.js';
 import type { ClusterQuery } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 import type { Doorbell } from './doorbell.js';

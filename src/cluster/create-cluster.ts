@@ -1,7 +1,7 @@
-import type { Clock, TimerHandle } from '../core/clock.js';
-import { createDeferred } from '../core/deferred.js';
-import { randomIds } from '../core/ids.js';
-import type { GlobalLane, GlobalLaneOptions } from '../lanes/global-lane.js';
+import type { Clock, TimerHandle } from '../core/index.js';
+import { createDeferred } from '../core/index.js';
+import { randomIds } from '../core/index.js';
+import type { GlobalLane, GlobalLaneOptions } from '../lanes/index.js';
 import { openClusterDatabase, type ClusterDatabase } from './cluster-db.js';
 import { createClusterLane } from './cluster-lane.js';
 import {
@@ -25,8 +25,8 @@ import {
   type ClusterOptions,
   type ClusterTiming,
 } from './cluster-options.js';
-import type { StepJob } from '../plans/step-jobs.js';
-import type { ToolOutcome } from '../tools/execute-tool.js';
+import type { StepJob } from '../plans/index.js';
+import type { ToolOutcome } from '../tools/index.js';
 import type { StepJobHost } from './step-jobs-local.js';
 import { pruneJobs } from './step-jobs-rows.js';
 import { startStepJobs } from './step-jobs-serve.js';

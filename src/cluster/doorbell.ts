@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/index.js';
 import type { ClusterDatabase, ClusterQuery } from './cluster-db.js';
 import { doorbellChannel } from './cluster-schema.js';
 

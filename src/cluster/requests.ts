@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock.js';
-import { errorCodes, isRuntimeError, RuntimeError, type ErrorCode } from '../core/errors.js';
+import type { Clock } from '../core/index.js';
+import { errorCodes, isRuntimeError, RuntimeError, type ErrorCode } from '../core/index.js';
 import type { ClusterDatabase } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 import type { Doorbell } from './doorbell.js';

@@ -1,4 +1,4 @@
-import type { FenceLease } from '../ledger/postgres/fence.js';
+import type { FenceLease } from '../ledger/index.js';
 import type { ClusterDatabase, ClusterQuery } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 

@@ -1,7 +1,7 @@
-import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
-import type { StepJob } from '../plans/step-jobs.js';
-import type { ToolOutcome } from '../tools/execute-tool.js';
+import type { Clock } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import type { StepJob } from '../plans/index.js';
+import type { ToolOutcome } from '../tools/index.js';
 import type { ClusterDatabase } from './cluster-db.js';
 import type { Doorbell } from './doorbell.js';
 import { executeStepJob, failedOutcome, type StepJobHost } from './step-jobs-local.js';

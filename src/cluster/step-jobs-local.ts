@@ -1,10 +1,10 @@
-import type { Clock } from '../core/clock.js';
-import type { ErrorInfo } from '../core/errors.js';
-import type { Random } from '../core/ids.js';
-import type { StepJob } from '../plans/step-jobs.js';
-import type { Tool } from '../tools/define-tool.js';
-import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
-import { executeTool, type ToolOutcome } from '../tools/execute-tool.js';
+import type { Clock } from '../core/index.js';
+import type { ErrorInfo } from '../core/index.js';
+import type { Random } from '../core/index.js';
+import type { StepJob } from '../plans/index.js';
+import type { Tool } from '../tools/index.js';
+import { describeInvalidArgs } from '../tools/index.js';
+import { executeTool, type ToolOutcome } from '../tools/index.js';
 
 /** What a worker runs step jobs with: its own configured tools and its randomness (retry jitter). */
 export interface StepJobHost {

@@ -1,5 +1,5 @@
-import type { StepJob } from '../plans/step-jobs.js';
-import type { ToolOutcome } from '../tools/execute-tool.js';
+import type { StepJob } from '../plans/index.js';
+import type { ToolOutcome } from '../tools/index.js';
 import type { ClusterDatabase } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 import type { Doorbell } from './doorbell.js';

@@ -1,5 +1,5 @@
-import type { TimerHandle } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import type { TimerHandle } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 import type { Doorbell } from './doorbell.js';
 import {
   abortWithdrawn,

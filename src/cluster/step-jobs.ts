@@ -1,8 +1,8 @@
-import { abortReason, type Clock } from '../core/clock.js';
-import { toErrorInfo } from '../core/errors.js';
-import type { StepJob } from '../plans/step-jobs.js';
-import { spawnSubagentTool } from '../policies/subagent-policy.js';
-import type { ToolOutcome } from '../tools/execute-tool.js';
+import { abortReason, type Clock } from '../core/index.js';
+import { toErrorInfo } from '../core/index.js';
+import type { StepJob } from '../plans/index.js';
+import { spawnSubagentTool } from '../policies/index.js';
+import type { ToolOutcome } from '../tools/index.js';
 import type { ClusterDatabase } from './cluster-db.js';
 import type { Doorbell } from './doorbell.js';
 import { executeStepJob, failedOutcome, type StepJobHost } from './step-jobs-local.js';

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/index.js';
 import type { ClusterDatabase } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 

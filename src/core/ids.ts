@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 /** A source of random numbers in [0, 1), injectable so tests are deterministic. */
 export type Random = () => number;
 
@@ -8,7 +6,7 @@ export type IdGenerator = (prefix: string) => string;
 
 /** The default id generator: the prefix and a random UUID's first 20 hex digits. */
 export const randomIds: IdGenerator = (prefix) =>
-  `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+  `${prefix}_${globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
 
 /** A deterministic id generator: `prefix_1`, `prefix_2`, … (one counter per generator). */
 export function sequentialIds(): IdGenerator {

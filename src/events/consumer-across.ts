@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { CheckedStreamOptions } from './event-stream-options.js';
 
 /** A durable consumer this worker reads, until it gives it back or its lease is lost. */

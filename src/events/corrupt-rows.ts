@@ -1,4 +1,4 @@
-import { isRuntimeError, type RuntimeError } from '../core/errors.js';
+import { isRuntimeError, type RuntimeError } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { EventBus, SeqHolder } from './event-bus.js';
 

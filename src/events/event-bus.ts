@@ -1,6 +1,6 @@
-import type { Clock } from '../core/clock.js';
-import { createDeferred } from '../core/deferred.js';
-import type { EventInput, RuntimeEvent } from '../core/events.js';
+import type { Clock } from '../core/index.js';
+import { createDeferred } from '../core/index.js';
+import type { EventInput, RuntimeEvent } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 
 /** The per-session counter the bus stamps `seq` from. */

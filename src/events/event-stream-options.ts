@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import { eventTypes, type EventType } from '../core/events.js';
+import { RuntimeError } from '../core/index.js';
+import { eventTypes, type EventType } from '../core/index.js';
 
 /** Where an event stream starts, what it holds and when it stops. */
 export interface EventStreamOptions {

@@ -1,5 +1,5 @@
-import { RuntimeError } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
+import { RuntimeError } from '../core/index.js';
+import type { RuntimeEvent } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { EventBus } from './event-bus.js';
 import { checkStreamOptions, type CheckedStreamOptions } from './event-stream-options.js';

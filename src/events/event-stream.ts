@@ -1,6 +1,6 @@
-import type { Clock } from '../core/clock.js';
-import { RuntimeError, isRuntimeError } from '../core/errors.js';
-import type { EventType, RuntimeEvent } from '../core/events.js';
+import type { Clock } from '../core/index.js';
+import { RuntimeError, isRuntimeError } from '../core/index.js';
+import type { EventType, RuntimeEvent } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { EventBus } from './event-bus.js';
 import { createAcross, type Across, type ClaimAcross } from './consumer-across.js';

@@ -1,4 +1,4 @@
-import type { RuntimeEvent } from '../core/events.js';
+import type { RuntimeEvent } from '../core/index.js';
 
 /** How many live events one stream holds before it falls back to reading the ledger. */
 export const liveBufferLimit = 1000;

@@ -1,5 +1,5 @@
-import type { Clock, TimerHandle } from '../core/clock.js';
-import { createDeferred, type Deferred } from '../core/deferred.js';
+import type { Clock, TimerHandle } from '../core/index.js';
+import { createDeferred, type Deferred } from '../core/index.js';
 
 /** One open event stream as its runtime's close reaches it. */
 export interface ClosingStream {

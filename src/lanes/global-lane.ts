@@ -1,8 +1,8 @@
 import PQueue from 'p-queue';
 import { z } from 'zod';
-import { abortReason, maxDurationMs } from '../core/clock.js';
-import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import { abortReason, maxDurationMs } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 import { createRateGate, type LaneRate, type RateGate } from './rate-gate.js';
 
 export type { LaneRate } from './rate-gate.js';

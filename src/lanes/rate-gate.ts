@@ -1,5 +1,5 @@
-import { abortReason } from '../core/clock.js';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import { abortReason } from '../core/index.js';
+import type { Clock, TimerHandle } from '../core/index.js';
 
 /** At most `limit` task starts per `intervalMs`. */
 export interface LaneRate {

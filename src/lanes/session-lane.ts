@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 
 /** Per-key FIFO lanes: at most one task per key at a time, keys independent of each other. */
 export interface SessionLane {

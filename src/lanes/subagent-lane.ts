@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { LaneStats } from './global-lane.js';
 
 /**

@@ -23,3 +23,6 @@ export type { PlanExecution, PlanOutcome, PlanStopStatus } from './plan-executor
 export { previewPlan, type StepPreview } from './plan-preview.js';
 export { runStep, type StepRunContext, type StepUnit } from './step-runner.js';
 export { inputTable } from './input-table.js';
+export { planStepIds, rootStepId } from './step-ids.js';
+export type { StepJob, StepToolRunner } from './step-jobs.js';
+export { cancelledError } from './step-runner.js';

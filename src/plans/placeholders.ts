@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import { forEachString, mapArgStrings } from './arg-strings.js';
 import { parseTemplate } from './placeholder-syntax.js';
 import type { PlaceholderRef, TemplatePart } from './placeholder-syntax.js';

@@ -1,5 +1,5 @@
-import { RuntimeError } from '../core/errors.js';
-import { needsApproval } from '../policies/approval-rules.js';
+import { RuntimeError } from '../core/index.js';
+import { needsApproval } from '../policies/index.js';
 import { expandStep } from './plan-expansion.js';
 import type { PlanGraph } from './plan-graph.js';
 import type { Plan, PlanOptions, PlanStep } from './plan-schema.js';

@@ -1,4 +1,4 @@
-import { RuntimeError, isRuntimeError } from '../core/errors.js';
+import { RuntimeError, isRuntimeError } from '../core/index.js';
 import { findCycle } from './find-cycle.js';
 import { referencedSteps } from './placeholders.js';
 import type { Plan, PlanStep } from './plan-schema.js';

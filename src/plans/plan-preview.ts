@@ -1,6 +1,6 @@
-import { needsApproval } from '../policies/approval-rules.js';
-import { describeInvalidArgs } from '../tools/describe-invalid-args.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import { needsApproval } from '../policies/index.js';
+import { describeInvalidArgs } from '../tools/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import type { PlanGraph } from './plan-graph.js';
 import type { Plan } from './plan-schema.js';
 import { findReferences } from './placeholders.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import { assertInputBounds } from '../core/input-bounds.js';
+import { RuntimeError } from '../core/index.js';
+import { assertInputBounds } from '../core/index.js';
 
 /** How a plan runs: `preview` resolves without executing, `approval` pauses for approval, `auto` runs. */
 export const planModes = ['preview', 'approval', 'auto'] as const;

@@ -1,5 +1,5 @@
-import type { ToolRetrySettings } from '../policies/tool-retry.js';
-import type { ToolOutcome } from '../tools/execute-tool.js';
+import type { ToolRetrySettings } from '../policies/index.js';
+import type { ToolOutcome } from '../tools/index.js';
 
 /**
  * One plan step handed to whatever runs it outside the plan run (a job on any worker of a cluster). The owner has

@@ -1,4 +1,4 @@
-import type { ErrorInfo } from '../core/errors.js';
+import type { ErrorInfo } from '../core/index.js';
 
 /** The outcome of one step, as placeholders of later steps see it and as results report it. */
 export interface StepResult {

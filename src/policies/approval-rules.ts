@@ -1,4 +1,4 @@
-import { approvalMemories, type ApprovalMemory } from '../core/approvals.js';
+import { approvalMemories, type ApprovalMemory } from '../core/index.js';
 import { compileToolPatterns } from './tool-pattern.js';
 
 export { approvalMemories, type ApprovalMemory };

@@ -1,4 +1,4 @@
-import type { AttachmentRef, InlineAttachment, StoredPart } from '../core/attachments.js';
+import type { AttachmentRef, InlineAttachment, StoredPart } from '../core/index.js';
 import { inlineKindOf } from './inline-capabilities.js';
 
 /** The line that tells the model where a file-mode attachment was saved (or that an inline one is attached). */

@@ -1,4 +1,4 @@
-import type { ControlAction, SenderAuthority } from '../core/authority.js';
+import type { ControlAction, SenderAuthority } from '../core/index.js';
 import type { ToolPolicyLayer } from './tool-policy.js';
 
 /**

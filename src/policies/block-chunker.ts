@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import { findBreak, splitAt } from './block-breaks.js';
 import type { Break, PendingTrim } from './block-breaks.js';
 

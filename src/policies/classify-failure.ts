@@ -1,8 +1,8 @@
-import { assertNever } from '../core/errors.js';
-import type { ErrorCode } from '../core/errors.js';
-import type { FailureReason } from '../core/failure-reasons.js';
+import { assertNever } from '../core/index.js';
+import type { ErrorCode } from '../core/index.js';
+import type { FailureReason } from '../core/index.js';
 
-export { failureReasons, type FailureReason } from '../core/failure-reasons.js';
+export { failureReasons, type FailureReason } from '../core/index.js';
 
 /** What is known about a failed provider attempt: HTTP status, transport error code, message, user abort. */
 export interface ProviderFailure {

@@ -1,5 +1,5 @@
-import { assertNever } from '../core/errors.js';
-import type { ErrorCode } from '../core/errors.js';
+import { assertNever } from '../core/index.js';
+import type { ErrorCode } from '../core/index.js';
 
 /** Failure classes of a run, highest precedence first. */
 export const failurePrecedence = [

@@ -124,3 +124,7 @@ export {
   systemWithSenderLines,
 } from './sender-prompt.js';
 export type { SenderAttribution } from './sender-prompt.js';
+export { countBlocks } from './block-chunker.js';
+export { dedupeMaxIds } from './dedupe.js';
+export { decideAdmission, isRunActive, type Admission, type SessionActivity } from './queue-admission.js';
+export { dropSummaryLimit, keepDropSummary } from './queue-cap.js';

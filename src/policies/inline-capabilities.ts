@@ -1,4 +1,4 @@
-import type { InlineKind } from '../core/attachments.js';
+import type { InlineKind } from '../core/index.js';
 
 /** One row of a capability table: models whose name matches `model` (`*` matches any run of characters). */
 export interface InlineCapability {

@@ -1,5 +1,5 @@
-import type { Disposition } from '../core/dispositions.js';
-import type { PauseState } from '../core/pause-states.js';
+import type { Disposition } from '../core/index.js';
+import type { PauseState } from '../core/index.js';
 import type { QueueSettings } from './queue-settings.js';
 import { decideCap } from './queue-cap.js';
 

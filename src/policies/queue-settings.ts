@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { maxDurationMs } from '../core/clock.js';
-import { queueModes, type QueueMode } from '../core/queue-modes.js';
+import { maxDurationMs } from '../core/index.js';
+import { queueModes, type QueueMode } from '../core/index.js';
 
-export { queueModes, type QueueMode } from '../core/queue-modes.js';
+export { queueModes, type QueueMode } from '../core/index.js';
 
 /** What the queue does with a newcomer when it already holds `cap` messages. */
 export const dropPolicies = ['old', 'new', 'summarize'] as const;

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 
 /** A named list of tool names or globs, referred to from a policy as `group:<name>`. */
 export type ToolGroups = Readonly<Record<string, readonly string[]>>;

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../core/errors.js';
+import type { ErrorCode } from '../core/index.js';
 import { backoffDelay } from './backoff.js';
 
 /** Whether a failed tool attempt is worth another: `transient` may clear on its own, `permanent` never will. */

@@ -13,3 +13,15 @@ export {
   type ModelPart,
   type ModelProvider,
 } from './model-provider.js';
+export {
+  scriptedModel,
+  type Script,
+  type ScriptEntry,
+  type ScriptedFailure,
+  type ScriptedHang,
+  type ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptedReply,
+  type ScriptedRequest,
+  type ScriptedToolCall,
+} from './scripted-model.js';

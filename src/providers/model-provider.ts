@@ -1,10 +1,10 @@
-import type { ToolCall, ToolSpec, Usage } from '../core/model-types.js';
-import type { ThinkingLevel } from '../core/thinking-levels.js';
-import type { InlineAttachment } from '../core/attachments.js';
-import type { InlineCapability } from '../policies/inline-capabilities.js';
+import type { ToolCall, ToolSpec, Usage } from '../core/index.js';
+import type { ThinkingLevel } from '../core/index.js';
+import type { InlineAttachment } from '../core/index.js';
+import type { InlineCapability } from '../policies/index.js';
 
 export type { ToolCall, ToolSpec, Usage, InlineAttachment, InlineCapability };
-export { thinkingLevels, type ThinkingLevel } from '../core/thinking-levels.js';
+export { thinkingLevels, type ThinkingLevel } from '../core/index.js';
 
 /** One message of the conversation sent to the model. */
 export type ModelMessage =

@@ -1,6 +1,6 @@
-import { abortReason, systemClock, type Clock } from '../core/clock.js';
-import { inlineKinds, type InlineKind } from '../core/attachments.js';
-import { RuntimeError } from '../core/errors.js';
+import { abortReason, systemClock, type Clock } from '../core/index.js';
+import { inlineKinds, type InlineKind } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 import {
   ProviderError,
   type ModelCallOptions,

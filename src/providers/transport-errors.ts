@@ -1,5 +1,5 @@
 /** Reading what an SDK call failed with: shared by the provider adapters. */
-import { scrubSecrets } from '../core/scrub-secrets.js';
+import { scrubSecrets } from '../core/index.js';
 import { ProviderError } from './model-provider.js';
 
 /** Retry-After as milliseconds: `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */

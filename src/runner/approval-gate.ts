@@ -1,5 +1,5 @@
-import { needsApproval } from '../policies/approval-rules.js';
-import type { Tool } from '../tools/define-tool.js';
+import { needsApproval } from '../policies/index.js';
+import type { Tool } from '../tools/index.js';
 import type { RunContext } from './run-context.js';
 
 const nothingRemembered = { run: [], session: [] } as const;

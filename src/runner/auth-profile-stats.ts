@@ -1,4 +1,4 @@
-import { availableAt } from '../policies/profile-cooldown.js';
+import { availableAt } from '../policies/index.js';
 import { profileStateOf, type AuthProfileStore } from './auth-profile-store.js';
 
 /** One auth profile as a dashboard sees it: attempts recorded since the runtime started, and its cooldown. */

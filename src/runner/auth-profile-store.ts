@@ -5,7 +5,7 @@ import {
   recordSuccess,
   type ProfileFailure,
   type ProfileState,
-} from '../policies/profile-cooldown.js';
+} from '../policies/index.js';
 
 /** What the profile store holds: the state of every profile that has one (the others count as fresh). */
 export interface AuthProfileStoreContext {

@@ -1,9 +1,9 @@
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
-import type { FailureReason } from '../policies/classify-failure.js';
-import { scrubSecrets } from '../core/scrub-secrets.js';
-import { orderProfiles, type ProfileKind } from '../policies/order-profiles.js';
-import { isAvailable, availableAt, type ProfileState } from '../policies/profile-cooldown.js';
+import type { FailureReason } from '../policies/index.js';
+import { scrubSecrets } from '../core/index.js';
+import { orderProfiles, type ProfileKind } from '../policies/index.js';
+import { isAvailable, availableAt, type ProfileState } from '../policies/index.js';
 import type { AuthProfilePool, PickedProfile, ProfileAvailability } from './failover-context.js';
 import { missingSecretMessage, resolveSecret } from './auth-profile-secrets.js';
 import { createProfileStats, type ProfileStats } from './auth-profile-stats.js';

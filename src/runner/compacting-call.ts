@@ -1,5 +1,5 @@
-import { RuntimeError, isRuntimeError } from '../core/errors.js';
-import type { ModelMessage } from '../providers/model-provider.js';
+import { RuntimeError, isRuntimeError } from '../core/index.js';
+import type { ModelMessage } from '../providers/index.js';
 import { truncateToolResults } from './compaction.js';
 import { callModel, paceRequest } from './model-call.js';
 import type { ModelTurn, RunText } from './model-turn.js';

@@ -1,4 +1,4 @@
-import type { ModelMessage } from '../providers/model-provider.js';
+import type { ModelMessage } from '../providers/index.js';
 
 /** What a compactor gets: the conversation, a way to ask the model for a summary, and the run's signal. */
 export interface CompactionInput {

@@ -1,4 +1,4 @@
-import type { FailureReason } from '../policies/classify-failure.js';
+import type { FailureReason } from '../policies/index.js';
 import type { ModelCandidate } from './failover-context.js';
 import type { RunContext } from './run-context.js';
 

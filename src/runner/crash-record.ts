@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock.js';
-import type { EventInput, RuntimeEvent } from '../core/events.js';
+import type { Clock } from '../core/index.js';
+import type { EventInput, RuntimeEvent } from '../core/index.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
 
 const crashError = { code: 'internal', message: 'the process stopped while the run was active' } as const;

@@ -1,7 +1,7 @@
-import type { RuntimeEvent } from '../core/events.js';
-import { countBlocks } from '../policies/block-chunker.js';
+import type { RuntimeEvent } from '../core/index.js';
+import { countBlocks } from '../policies/index.js';
 import type { ToolCallRecord, TurnRecord } from '../ledger/index.js';
-import type { ModelMessage, ToolCall } from '../providers/model-provider.js';
+import type { ModelMessage, ToolCall } from '../providers/index.js';
 import { rejectionContent } from './run-pause.js';
 import type { ResumedCall, RunResume, ToolResultDraft } from './run-context.js';
 import type { RunScope } from './run-scope.js';

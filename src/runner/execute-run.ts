@@ -1,5 +1,5 @@
-import { abortReason } from '../core/clock.js';
-import { toErrorInfo } from '../core/errors.js';
+import { abortReason } from '../core/index.js';
+import { toErrorInfo } from '../core/index.js';
 import { loadCrashResume } from './crash-resume.js';
 import { abortStatusOf } from './run-abort.js';
 import { buildRunContext } from './run-context-builder.js';

@@ -1,4 +1,4 @@
-import type { ModelProvider, ProviderCredential, ThinkingLevel } from '../providers/model-provider.js';
+import type { ModelProvider, ProviderCredential, ThinkingLevel } from '../providers/index.js';
 
 /** One model the run may use, in fallback order. */
 export interface ModelCandidate {

@@ -10,3 +10,48 @@ export {
   type RunOutcome,
   type TurnDraft,
 } from './run-context.js';
+export type { ProfileStats } from './auth-profile-stats.js';
+export { createAuthProfiles, type AuthProfiles } from './auth-profiles.js';
+export { summarizeOlderTurns, type Compactor } from './compaction.js';
+export {
+  closeCrashedRuns,
+  defaultRecoveryPolicy,
+  recoverOpenRuns,
+  type RecoveryPolicy,
+} from './crash-record.js';
+export type { AuthProfilePool, ModelCandidate } from './failover-context.js';
+export { settleApproval, settleSupplied, type WaitingCall } from './pause-decisions.js';
+export { resumeCrashedPlan } from './plan-crash-resume.js';
+export { endHeldPlan } from './plan-end.js';
+export { resumePlanRun } from './plan-resume.js';
+export { assertPlanStepIds, type PlanRunResult } from './plan-run.js';
+export { startPlanRun } from './plan-start.js';
+export { createRunExecutor } from './run-executor.js';
+export type { ExecuteRun, RunRequest } from './run-request.js';
+export type { LedgerGuard, RunLease, RunServices } from './run-services.js';
+export {
+  isRunPaused,
+  type PausedCallInfo,
+  type RunPaused,
+  type RunResult,
+  type RunSummary,
+} from './run-summary.js';
+export { createRunWork, type RunWork } from './run-work.js';
+export type { SessionControl } from './session-control.js';
+export type { SessionPort } from './session-port.js';
+export type { SessionScope } from './session-scope.js';
+export {
+  createSubagentTool,
+  type SubagentParent,
+  type SubagentPort,
+  type SubagentSpawn,
+} from './subagent-port.js';
+export { serialize } from './tool-call.js';
+export {
+  abortUndos,
+  settleRunWork,
+  undoRun,
+  type UndoOptions,
+  type UndoResult,
+  type UndoStep,
+} from './undo-run.js';

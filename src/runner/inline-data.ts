@@ -1,7 +1,7 @@
-import type { InlineAttachment } from '../core/attachments.js';
-import { isRuntimeError } from '../core/errors.js';
-import type { ModelMessage } from '../providers/model-provider.js';
-import type { WorkspaceStore } from '../tools/workspace-store.js';
+import type { InlineAttachment } from '../core/index.js';
+import { isRuntimeError } from '../core/index.js';
+import type { ModelMessage } from '../providers/index.js';
+import type { WorkspaceStore } from '../tools/index.js';
 
 /** Each run's bytes already read, by SHA-256 (keyed by the run's signal, so they go when the run does). */
 const readByRun = new WeakMap<AbortSignal, Map<string, string | null>>();

@@ -1,18 +1,8 @@
-import { abortReason } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
-import { backoffDelay, retryAfterDelay } from '../policies/backoff.js';
-import {
-  classifyFailure,
-  errorCodeFor,
-  rotatesProfile,
-  type FailureReason,
-} from '../policies/classify-failure.js';
-import {
-  ProviderError,
-  thinkingLevels,
-  type ModelMessage,
-  type ThinkingLevel,
-} from '../providers/model-provider.js';
+import { abortReason } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import { backoffDelay, retryAfterDelay } from '../policies/index.js';
+import { classifyFailure, errorCodeFor, rotatesProfile, type FailureReason } from '../policies/index.js';
+import { ProviderError, thinkingLevels, type ModelMessage, type ThinkingLevel } from '../providers/index.js';
 import {
   beyondWaitMessage,
   exhaustedCandidate,

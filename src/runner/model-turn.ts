@@ -1,4 +1,4 @@
-import { abortReason } from '../core/clock.js';
+import { abortReason } from '../core/index.js';
 import type {
   FinishReason,
   ModelMessage,
@@ -7,8 +7,8 @@ import type {
   ThinkingLevel,
   ToolCall,
   Usage,
-} from '../providers/model-provider.js';
-import { createBlockChunker } from '../policies/block-chunker.js';
+} from '../providers/index.js';
+import { createBlockChunker } from '../policies/index.js';
 import type { RunContext } from './run-context.js';
 
 /** What one model call produced. */

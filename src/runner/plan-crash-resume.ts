@@ -1,9 +1,9 @@
-import { RuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
+import { RuntimeError, toErrorInfo, type ErrorInfo } from '../core/index.js';
+import type { RuntimeEvent } from '../core/index.js';
 import type { RunRecord } from '../ledger/index.js';
-import { buildPlanGraph } from '../plans/plan-graph.js';
-import { parsePlan, parsePlanOptions } from '../plans/plan-schema.js';
-import type { StepResult } from '../plans/step-result.js';
+import { buildPlanGraph } from '../plans/index.js';
+import { parsePlan, parsePlanOptions } from '../plans/index.js';
+import type { StepResult } from '../plans/index.js';
 import { durable, runPlanSegment, type PlanRunResult } from './plan-run.js';
 import { holdingSession } from './plan-start.js';
 import type { SessionScope } from './session-scope.js';

@@ -1,8 +1,8 @@
-import type { ErrorInfo } from '../core/errors.js';
+import type { ErrorInfo } from '../core/index.js';
 import type { RunRecord, StepResultRecord } from '../ledger/index.js';
-import { runFailureCode } from '../policies/error-ladder.js';
-import type { PlanOutcome } from '../plans/plan-executor.js';
-import type { StepResult } from '../plans/step-result.js';
+import { runFailureCode } from '../policies/index.js';
+import type { PlanOutcome } from '../plans/index.js';
+import type { StepResult } from '../plans/index.js';
 import { runAbortReason, type AbortStatus } from './run-abort.js';
 import type { PlanSegment } from './plan-run.js';
 import type { SessionScope } from './session-scope.js';

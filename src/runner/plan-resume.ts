@@ -1,10 +1,10 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { PlanRecord, RunRecord } from '../ledger/index.js';
-import { buildPlanGraph } from '../plans/plan-graph.js';
-import type { Plan, PlanOptions } from '../plans/plan-schema.js';
-import type { StepResult } from '../plans/step-result.js';
-import { cancelledError } from '../plans/step-runner.js';
-import { planStepIds, rootStepId } from '../plans/step-ids.js';
+import { buildPlanGraph } from '../plans/index.js';
+import type { Plan, PlanOptions } from '../plans/index.js';
+import type { StepResult } from '../plans/index.js';
+import { cancelledError } from '../plans/index.js';
+import { planStepIds, rootStepId } from '../plans/index.js';
 import { outcomeUnknownError, planTraceOf } from './plan-crash-resume.js';
 import { runPlanSegment, type PlanRunResult } from './plan-run.js';
 import type { SessionScope } from './session-scope.js';

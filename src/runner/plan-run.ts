@@ -1,10 +1,10 @@
-import { createDeferred } from '../core/deferred.js';
-import { RuntimeError } from '../core/errors.js';
-import { executePlanSteps, type PlanOutcome } from '../plans/plan-executor.js';
-import type { PlanGraph } from '../plans/plan-graph.js';
-import type { Plan, PlanOptions } from '../plans/plan-schema.js';
-import type { StepResult } from '../plans/step-result.js';
-import type { StepRunContext } from '../plans/step-runner.js';
+import { createDeferred } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import { executePlanSteps, type PlanOutcome } from '../plans/index.js';
+import type { PlanGraph } from '../plans/index.js';
+import type { Plan, PlanOptions } from '../plans/index.js';
+import type { StepResult } from '../plans/index.js';
+import type { StepRunContext } from '../plans/index.js';
 import { abortStatusOf } from './run-abort.js';
 import { endPlanRun } from './plan-end.js';
 import type { SessionScope } from './session-scope.js';

@@ -1,6 +1,6 @@
-import type { PlanGraph } from '../plans/plan-graph.js';
-import { previewPlan } from '../plans/plan-preview.js';
-import type { Plan, PlanOptions } from '../plans/plan-schema.js';
+import type { PlanGraph } from '../plans/index.js';
+import { previewPlan } from '../plans/index.js';
+import type { Plan, PlanOptions } from '../plans/index.js';
 import type { PlanRecord } from '../ledger/index.js';
 import { runPlanSegment, type PlanRunResult } from './plan-run.js';
 import { assertAccepting, assertNoPausedRun, type SessionScope } from './session-scope.js';

@@ -1,5 +1,5 @@
-import { RuntimeError } from '../core/errors.js';
-import type { RunStatus } from '../core/events.js';
+import { RuntimeError } from '../core/index.js';
+import type { RunStatus } from '../core/index.js';
 
 /** The statuses a run ends with when its signal is aborted. */
 export type AbortStatus = Extract<RunStatus, 'aborted' | 'interrupted' | 'timeout'>;

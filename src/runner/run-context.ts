@@ -1,9 +1,9 @@
-import type { InlineAttachment } from '../core/attachments.js';
-import type { ErrorInfo } from '../core/errors.js';
-import type { EventInput, PauseState, RunStatus } from '../core/events.js';
-import type { ModelMessage, ToolCall, Usage } from '../providers/model-provider.js';
+import type { InlineAttachment } from '../core/index.js';
+import type { ErrorInfo } from '../core/index.js';
+import type { EventInput, PauseState, RunStatus } from '../core/index.js';
+import type { ModelMessage, ToolCall, Usage } from '../providers/index.js';
 import type { FailoverState } from './failover-context.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { ToolRegistry } from '../tools/index.js';
 import type { TurnRecord } from '../ledger/index.js';
 import type { RunServices } from './run-services.js';
 import type { SteerInbox } from './steer-inbox.js';

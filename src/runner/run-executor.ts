@@ -1,5 +1,5 @@
-import { RuntimeError } from '../core/errors.js';
-import type { LaneWaitInfo } from '../lanes/global-lane.js';
+import { RuntimeError } from '../core/index.js';
+import type { LaneWaitInfo } from '../lanes/index.js';
 import { endRunBeforeStart, executeRunInLane } from './execute-run.js';
 import type { ExecuteRun } from './run-request.js';
 import { openRunScope, type RunScope } from './run-scope.js';

@@ -1,8 +1,8 @@
 import type { PausedCallInfo, RunPaused } from './run-summary.js';
-import type { Clock } from '../core/clock.js';
-import type { EventInput, PauseState } from '../core/events.js';
+import type { Clock } from '../core/index.js';
+import type { EventInput, PauseState } from '../core/index.js';
 import type { Ledger, ToolCallRecord } from '../ledger/index.js';
-import type { ModelMessage } from '../providers/model-provider.js';
+import type { ModelMessage } from '../providers/index.js';
 import type { ResumedCall, RunPause, RunResume, ToolResultDraft } from './run-context.js';
 import { turnsToMessages } from './transcript.js';
 

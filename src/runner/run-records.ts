@@ -1,5 +1,5 @@
-import { isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import type { ModelMessage } from '../providers/model-provider.js';
+import { isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/index.js';
+import type { ModelMessage } from '../providers/index.js';
 import type { RunOutcome } from './run-context.js';
 import type { RunScope } from './run-scope.js';
 import { writeInBackground, type RunLease } from './run-services.js';

@@ -1,5 +1,5 @@
-import type { InlineAttachment } from '../core/attachments.js';
-import type { PauseState } from '../core/events.js';
+import type { InlineAttachment } from '../core/index.js';
+import type { PauseState } from '../core/index.js';
 import type { AbortStatus } from './run-abort.js';
 import type { RunPhase } from './run-context.js';
 import type { RunResult } from './run-summary.js';

@@ -1,5 +1,5 @@
-import type { ErrorInfo } from '../core/errors.js';
-import type { PauseState, RunStatus } from '../core/events.js';
+import type { ErrorInfo } from '../core/index.js';
+import type { PauseState, RunStatus } from '../core/index.js';
 
 /** How a run ended, as `waitForEnd()` and `run.ended` report it. */
 export interface RunSummary {

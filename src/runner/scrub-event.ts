@@ -1,5 +1,5 @@
-import type { ErrorInfo } from '../core/errors.js';
-import type { EventInput } from '../core/events.js';
+import type { ErrorInfo } from '../core/index.js';
+import type { EventInput } from '../core/index.js';
 
 /** `error` with its message passed through `scrub`; the same object when nothing changed. */
 export function scrubErrorInfo(error: ErrorInfo, scrub: (text: string) => string): ErrorInfo {

@@ -1,4 +1,4 @@
-import type { EventInput, PauseState } from '../core/events.js';
+import type { EventInput, PauseState } from '../core/index.js';
 import type { RunSummary } from './run-summary.js';
 
 /** A plan step a paused plan waits for, and its tool. */

@@ -1,4 +1,4 @@
-import type { EventInput } from '../core/events.js';
+import type { EventInput } from '../core/index.js';
 
 /**
  * What a run needs of its live session, implemented above `runner/` (the runtime binds it to the session's

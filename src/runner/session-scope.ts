@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { RunServices } from './run-services.js';
 import type { RunWork } from './run-work.js';
 import type { SessionControl } from './session-control.js';

@@ -1,6 +1,6 @@
-import type { Clock } from '../core/clock.js';
-import { createDeferred } from '../core/deferred.js';
-import { RuntimeError } from '../core/errors.js';
+import type { Clock } from '../core/index.js';
+import { createDeferred } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 
 /** Work in progress that `runtime.close()` waits for: its abort, and when it has recorded how it stopped. */
 export interface WorkInProgress {

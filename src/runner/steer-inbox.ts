@@ -1,4 +1,4 @@
-import type { StoredPart } from '../core/attachments.js';
+import type { StoredPart } from '../core/index.js';
 
 /** A user message steered into a running run, waiting for the next boundary. */
 export interface SteerMessage {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { SubagentLane } from '../lanes/subagent-lane.js';
-import { spawnSubagentTool } from '../policies/subagent-policy.js';
-import { defineTool, type Tool } from '../tools/define-tool.js';
+import type { SubagentLane } from '../lanes/index.js';
+import { spawnSubagentTool } from '../policies/index.js';
+import { defineTool, type Tool } from '../tools/index.js';
 
 /** What spawning a subagent takes: the spawning run and call, the task, and the run's abort signal. */
 export interface SubagentSpawn {

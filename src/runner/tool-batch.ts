@@ -1,7 +1,7 @@
-import { abortReason } from '../core/clock.js';
-import { toErrorInfo } from '../core/errors.js';
-import { runFailureCode } from '../policies/error-ladder.js';
-import type { ToolCall } from '../providers/model-provider.js';
+import { abortReason } from '../core/index.js';
+import { toErrorInfo } from '../core/index.js';
+import { runFailureCode } from '../policies/index.js';
+import type { ToolCall } from '../providers/index.js';
 import type { RunContext } from './run-context.js';
 import {
   executeToolCall,

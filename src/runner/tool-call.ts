@@ -1,9 +1,9 @@
-import { abortReason } from '../core/clock.js';
-import { RuntimeError, type ErrorCode } from '../core/errors.js';
-import type { ToolCall } from '../providers/model-provider.js';
-import type { Tool } from '../tools/define-tool.js';
-import { executeTool } from '../tools/execute-tool.js';
-import { resolveTool } from '../tools/resolve-tool.js';
+import { abortReason } from '../core/index.js';
+import { RuntimeError, type ErrorCode } from '../core/index.js';
+import type { ToolCall } from '../providers/index.js';
+import type { Tool } from '../tools/index.js';
+import { executeTool } from '../tools/index.js';
+import { resolveTool } from '../tools/index.js';
 import { toolNeedsApproval } from './approval-gate.js';
 import type { RunContext } from './run-context.js';
 

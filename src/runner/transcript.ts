@@ -1,5 +1,5 @@
 import type { TurnRecord } from '../ledger/index.js';
-import type { ModelMessage } from '../providers/model-provider.js';
+import type { ModelMessage } from '../providers/index.js';
 
 /**
  * Turn a session's recorded turns into the model messages of the next run: at most `limit` of the latest,

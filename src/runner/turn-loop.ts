@@ -1,7 +1,7 @@
-import { composeMessageText, inlineAttachmentsOf } from '../policies/attachment-prompt.js';
-import { countBlocks } from '../policies/block-chunker.js';
-import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import type { ModelMessage } from '../providers/model-provider.js';
+import { composeMessageText, inlineAttachmentsOf } from '../policies/index.js';
+import { countBlocks } from '../policies/index.js';
+import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/index.js';
+import type { ModelMessage } from '../providers/index.js';
 import { callWithCompaction } from './compacting-call.js';
 import type { RunText } from './model-turn.js';
 import { abortStatusOf } from './run-abort.js';

@@ -1,7 +1,7 @@
-import { createDeferred } from '../core/deferred.js';
-import { RuntimeError, type ErrorInfo } from '../core/errors.js';
+import { createDeferred } from '../core/index.js';
+import { RuntimeError, type ErrorInfo } from '../core/index.js';
 import type { CompensationRecord } from '../ledger/index.js';
-import { executeTool } from '../tools/execute-tool.js';
+import { executeTool } from '../tools/index.js';
 import type { SessionScope } from './session-scope.js';
 import type { RunServices } from './run-services.js';
 import type { ActiveUndo, RunWork } from './run-work.js';

@@ -1,19 +1,19 @@
-import type { LiveSession } from '../actors/session-registry.js';
-import type { GlobalLane } from '../lanes/global-lane.js';
-import type { SessionLane } from '../lanes/session-lane.js';
+import type { LiveSession } from '../actors/index.js';
+import type { GlobalLane } from '../lanes/index.js';
+import type { SessionLane } from '../lanes/index.js';
 import type { Ledger } from '../ledger/index.js';
-import type { StepToolRunner } from '../plans/step-jobs.js';
-import { maxAttempts } from '../policies/attempt-budget.js';
-import { systemWithSenderLines } from '../policies/sender-prompt.js';
-import type { ModelProvider } from '../providers/model-provider.js';
-import type { AuthProfilePool, ModelCandidate } from '../runner/failover-context.js';
-import type { RunServices } from '../runner/run-services.js';
-import type { SessionPort } from '../runner/session-port.js';
-import type { SubagentPort } from '../runner/subagent-port.js';
-import type { Tool } from '../tools/define-tool.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
-import { createWorkspaceStore } from '../tools/workspace-store.js';
-import type { EventBus } from '../events/event-bus.js';
+import type { StepToolRunner } from '../plans/index.js';
+import { maxAttempts } from '../policies/index.js';
+import { systemWithSenderLines } from '../policies/index.js';
+import type { ModelProvider } from '../providers/index.js';
+import type { AuthProfilePool, ModelCandidate } from '../runner/index.js';
+import type { RunServices } from '../runner/index.js';
+import type { SessionPort } from '../runner/index.js';
+import type { SubagentPort } from '../runner/index.js';
+import type { Tool } from '../tools/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+import { createWorkspaceStore } from '../tools/index.js';
+import type { EventBus } from '../events/index.js';
 import type { RuntimeConfig } from './runtime-options.js';
 
 /** What `buildRunServices` takes besides the configuration: the parts `createRuntime` opened. */

@@ -1,33 +1,28 @@
 import { openWorkerLedger } from './open-ledger.js';
-import { maxDurationMs } from '../core/clock.js';
-import { createDeferred, type Deferred } from '../core/deferred.js';
-import { RuntimeError } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
-import { createGlobalLane, type LaneStats } from '../lanes/global-lane.js';
-import { createSessionLane } from '../lanes/session-lane.js';
+import { maxDurationMs } from '../core/index.js';
+import { createDeferred, type Deferred } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import type { RuntimeEvent } from '../core/index.js';
+import { createGlobalLane, type LaneStats } from '../lanes/index.js';
+import { createSessionLane } from '../lanes/index.js';
 import type { TranscriptFork } from '../ledger/index.js';
-import { needsApproval } from '../policies/approval-rules.js';
-import type { RunServices } from '../runner/run-services.js';
-import { createRunWork } from '../runner/run-work.js';
-import { createAuthProfiles, type AuthProfiles } from '../runner/auth-profiles.js';
-import type { ProfileStats } from '../runner/auth-profile-stats.js';
+import { needsApproval } from '../policies/index.js';
+import type { RunServices } from '../runner/index.js';
+import { createRunWork } from '../runner/index.js';
+import { createAuthProfiles, type AuthProfiles } from '../runner/index.js';
+import type { ProfileStats } from '../runner/index.js';
 import { buildRunServices } from './build-run-services.js';
-import { createCorruptRowReporter } from '../events/corrupt-rows.js';
-import { createEventBus, type EventBus } from '../events/event-bus.js';
-import { streamEvents, type EventStreamOptions } from '../events/event-stream.js';
-import { parseSessionKey } from '../actors/inbound-message.js';
-import { lateBound, type LateBound } from '../core/late-bound.js';
-import { forkSession, type ForkOptions } from '../actors/fork-session.js';
-import {
-  clusterFace,
-  startClusterWorker,
-  withClusterLane,
-  type ClusterWorker,
-} from '../cluster/runtime-worker.js';
+import { createCorruptRowReporter } from '../events/index.js';
+import { createEventBus, type EventBus } from '../events/index.js';
+import { streamEvents, type EventStreamOptions } from '../events/index.js';
+import { parseSessionKey } from '../actors/index.js';
+import { lateBound, type LateBound } from '../core/index.js';
+import { forkSession, type ForkOptions } from '../actors/index.js';
+import { clusterFace, startClusterWorker, withClusterLane, type ClusterWorker } from '../cluster/index.js';
 import { openSubagents } from './subagent-wiring.js';
-import { openSessions } from '../actors/open-sessions.js';
-import { watchRuntimeLedger } from '../actors/ledger-watch.js';
-import { recoverAtStart } from '../actors/recover.js';
+import { openSessions } from '../actors/index.js';
+import { watchRuntimeLedger } from '../actors/index.js';
+import { recoverAtStart } from '../actors/index.js';
 import { parseRuntimeOptions, type RuntimeConfig, type RuntimeOptions } from './runtime-options.js';
 import {
   listPendingCalls,
@@ -35,18 +30,18 @@ import {
   type PendingCall,
   type SessionPage,
   type SessionPageOptions,
-} from '../actors/runtime-queries.js';
-import type { RuntimeInternals } from '../actors/runtime-internals.js';
-import { createSessionGate } from '../actors/session-gate.js';
+} from '../actors/index.js';
+import type { RuntimeInternals } from '../actors/index.js';
+import { createSessionGate } from '../actors/index.js';
 import { createSessionHandle, type Session } from './session-handle.js';
-import { createSessionTools, type SessionTools } from '../actors/session-tools.js';
+import { createSessionTools, type SessionTools } from '../actors/index.js';
 import { beginShutdown, shutdown, type ShutdownSteps } from './shutdown.js';
 import { releaseAfterFailedShutdown } from './shutdown-failure.js';
-import { createMessageAttachments } from '../actors/message-attachments.js';
-import { resolveAuthority } from '../actors/authority-options.js';
-import { runRoleLayers, type RuntimeAuthority } from '../actors/run-authority.js';
-import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
-import type { LiveSession } from '../actors/session-registry.js';
+import { createMessageAttachments } from '../actors/index.js';
+import { resolveAuthority } from '../actors/index.js';
+import { runRoleLayers, type RuntimeAuthority } from '../actors/index.js';
+import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/index.js';
+import type { LiveSession } from '../actors/index.js';
 
 /** The runtime: sessions, their event streams, and shutdown. */
 export interface Runtime {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { DeliveryInDoubt } from './session-handle.js';
 
 const deliveryInDoubtSchema = z

@@ -1,8 +1,8 @@
-import { openClusterWorker } from '../cluster/runtime-worker.js';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import { openClusterWorker } from '../cluster/index.js';
+import type { Clock, TimerHandle } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
-import { createPostgresLedger } from '../ledger/postgres/ledger.js';
-import { createSqliteLedger } from '../ledger/sqlite/ledger.js';
+import { createPostgresLedger } from '../ledger/index.js';
+import { createSqliteLedger } from '../ledger/index.js';
 import type { RuntimeConfig } from './runtime-options.js';
 
 /** The ledger a runtime uses, whether it owns it (and so closes it), and its event retention. */

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 
 /** The record-valued options of `createRuntime`, as paths from the options object. */
 const recordPaths = [

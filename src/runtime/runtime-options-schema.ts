@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { isPlanStepMode, type PlanStepMode } from '../cluster/cluster-options.js';
-import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
-import { randomIds, type IdGenerator, type Random } from '../core/ids.js';
+import { isPlanStepMode, type PlanStepMode } from '../cluster/index.js';
+import { maxDurationMs, systemClock, type Clock } from '../core/index.js';
+import { randomIds, type IdGenerator, type Random } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
-import { queueSettingsSchema } from '../policies/queue-settings.js';
-import { profileKinds } from '../policies/order-profiles.js';
-import { summarizeOlderTurns, type Compactor } from '../runner/compaction.js';
-import { thinkingLevels, type ModelProvider } from '../providers/model-provider.js';
-import { isToolSource, type ToolEntry } from '../tools/tool-source.js';
-import { attachmentsOptionsSchema, workspaceOptionsSchema } from '../actors/attachment-options.js';
-import { authorityOptionsSchema } from '../actors/authority-options.js';
+import { queueSettingsSchema } from '../policies/index.js';
+import { profileKinds } from '../policies/index.js';
+import { summarizeOlderTurns, type Compactor } from '../runner/index.js';
+import { thinkingLevels, type ModelProvider } from '../providers/index.js';
+import { isToolSource, type ToolEntry } from '../tools/index.js';
+import { attachmentsOptionsSchema, workspaceOptionsSchema } from '../actors/index.js';
+import { authorityOptionsSchema } from '../actors/index.js';
 import { isToolLike } from './option-keys.js';
 import type { RuntimeOptions } from './runtime-options.js';
 

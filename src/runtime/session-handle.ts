@@ -1,23 +1,23 @@
-import type { RuntimeEvent } from '../core/events.js';
-import { admitMessage } from '../actors/admit-message.js';
-import { streamEvents, type EventStreamOptions } from '../events/event-stream.js';
-import { parseInboundMessage, parseQueueSettings } from '../actors/inbound-message.js';
-import { parseTimeout, waitForRun } from '../actors/wait-for-run.js';
-import { createSessionQueue } from '../actors/session-queue-handle.js';
+import type { RuntimeEvent } from '../core/index.js';
+import { admitMessage } from '../actors/index.js';
+import { streamEvents, type EventStreamOptions } from '../events/index.js';
+import { parseInboundMessage, parseQueueSettings } from '../actors/index.js';
+import { parseTimeout, waitForRun } from '../actors/index.js';
+import { createSessionQueue } from '../actors/index.js';
 import { sessionSettings } from './session-settings.js';
-import { abortSession, sessionStatus } from '../actors/session-abort.js';
-import { assertOpen, type RuntimeInternals } from '../actors/runtime-internals.js';
-import { assertMayControl, type Controller } from '../actors/control-check.js';
-import { approveCall, supplyResult } from '../actors/tool-decisions.js';
-import { approvePlan, executePlan } from '../actors/plan-api.js';
-import { undoRun } from '../runner/undo-run.js';
-import { sessionScopeOf } from '../actors/live-session-control.js';
-import { assertUndoable, parseUndoOptions } from '../actors/undo-input.js';
+import { abortSession, sessionStatus } from '../actors/index.js';
+import { assertOpen, type RuntimeInternals } from '../actors/index.js';
+import { assertMayControl, type Controller } from '../actors/index.js';
+import { approveCall, supplyResult } from '../actors/index.js';
+import { approvePlan, executePlan } from '../actors/index.js';
+import { undoRun } from '../runner/index.js';
+import { sessionScopeOf } from '../actors/index.js';
+import { assertUndoable, parseUndoOptions } from '../actors/index.js';
 import { parseDeliveryInDoubt } from './delivery-report.js';
-import type { Session } from '../actors/session-api.js';
+import type { Session } from '../actors/index.js';
 
-export type { SessionStatus } from '../actors/session-abort.js';
-export type { Session, DeliveryInDoubt, PlanInput } from '../actors/session-api.js';
+export type { SessionStatus } from '../actors/index.js';
+export type { Session, DeliveryInDoubt, PlanInput } from '../actors/index.js';
 
 /** Replay session `key`'s recorded events after `after`, then follow its live ones. */
 function sessionEvents(

@@ -1,6 +1,6 @@
-import { RuntimeError } from '../core/errors.js';
-import { assertOpen, type RuntimeInternals } from '../actors/runtime-internals.js';
-import { parseQueueSettings } from '../actors/inbound-message.js';
+import { RuntimeError } from '../core/index.js';
+import { assertOpen, type RuntimeInternals } from '../actors/index.js';
+import { parseQueueSettings } from '../actors/index.js';
 import type { Session } from './session-handle.js';
 
 /** The settings a session handle changes: queue settings, preferred auth profile, tool-policy layer (persisted). */

@@ -1,4 +1,4 @@
-import { isRuntimeError, RuntimeError } from '../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../core/index.js';
 import type { ShutdownSteps } from './shutdown.js';
 
 /**

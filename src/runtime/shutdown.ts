@@ -1,9 +1,9 @@
-import { isRunActive } from '../policies/queue-admission.js';
-import { settleRunWork } from '../runner/undo-run.js';
-import type { RuntimeInternals } from '../actors/runtime-internals.js';
-import { activityOf } from '../actors/session-activity.js';
-import { runtimeStreamsOf } from '../events/runtime-streams.js';
-import { waitForRun } from '../actors/wait-for-run.js';
+import { isRunActive } from '../policies/index.js';
+import { settleRunWork } from '../runner/index.js';
+import type { RuntimeInternals } from '../actors/index.js';
+import { activityOf } from '../actors/index.js';
+import { runtimeStreamsOf } from '../events/index.js';
+import { waitForRun } from '../actors/index.js';
 
 /** What closing releases after the work settled, in order. */
 export interface ShutdownSteps {

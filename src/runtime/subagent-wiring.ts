@@ -1,12 +1,12 @@
-import { createSubagentLane } from '../lanes/subagent-lane.js';
-import { subagentLayers } from '../policies/subagent-policy.js';
-import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/tool-policy.js';
-import { createSubagentTool, type SubagentPort } from '../runner/subagent-port.js';
-import type { ToolEntry } from '../tools/tool-source.js';
-import type { LateBound } from '../core/late-bound.js';
+import { createSubagentLane } from '../lanes/index.js';
+import { subagentLayers } from '../policies/index.js';
+import { resolveToolPolicy, type ToolPolicyLayer } from '../policies/index.js';
+import { createSubagentTool, type SubagentPort } from '../runner/index.js';
+import type { ToolEntry } from '../tools/index.js';
+import type { LateBound } from '../core/index.js';
 import type { RuntimeConfig } from './runtime-options.js';
-import type { RuntimeInternals } from '../actors/runtime-internals.js';
-import { createSubagentSpawner } from '../actors/subagent-spawner.js';
+import type { RuntimeInternals } from '../actors/index.js';
+import { createSubagentSpawner } from '../actors/index.js';
 import { createSessionHandle } from './session-handle.js';
 
 /** A runtime's subagents: the port runs use, the tools to offer, and the last policy layers of a session. */

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import type { RuntimeEvent } from '../core/events.js';
+import type { RuntimeEvent } from '../core/index.js';
 import type { Runtime } from '../runtime/index.js';
 import { requireUnscoped } from './auth.js';
 import { requireCapability } from './capabilities.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import type { PendingCall, Runtime, Session } from '../runtime/index.js';
 import { approvalIdOf } from './ui-message-chunks.js';
 

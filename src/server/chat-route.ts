@@ -1,8 +1,8 @@
 import type { Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import type { RuntimeEvent } from '../core/events.js';
+import { RuntimeError } from '../core/index.js';
+import type { RuntimeEvent } from '../core/index.js';
 import type { SendResult, Session } from '../runtime/index.js';
 import { openWriter, type EventRouteDeps } from './event-routes.js';
 import type { FrameWriter } from './frame-writer.js';

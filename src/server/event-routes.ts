@@ -1,9 +1,9 @@
 import type { Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { toErrorInfo } from '../core/errors.js';
-import { eventTypes, type EventType, type RuntimeEvent } from '../core/events.js';
-import { eventStreamStarted } from '../events/event-stream-start.js';
+import { toErrorInfo } from '../core/index.js';
+import { eventTypes, type EventType, type RuntimeEvent } from '../core/index.js';
+import { eventStreamStarted } from '../events/index.js';
 import type { EventStreamOptions, Runtime } from '../runtime/index.js';
 import { redeemStreamTicket, requireSessionScope } from './auth.js';
 import { grantCovers, requireCapability } from './capabilities.js';

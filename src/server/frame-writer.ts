@@ -1,5 +1,5 @@
 import type { SSEStreamingApi } from 'hono/streaming';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock, TimerHandle } from '../core/index.js';
 import type { StreamEnd } from './open-streams.js';
 
 /** How a stream's writer paces its client. */

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
-import { RuntimeError, isRuntimeError, type ErrorCode } from '../core/errors.js';
+import { RuntimeError, isRuntimeError, type ErrorCode } from '../core/index.js';
 
 /** Codes only the HTTP edge answers with (no runtime call was made): they complete the runtime's error codes. */
 export const httpErrorCodes = ['unauthorized', 'forbidden', 'payload_too_large'] as const;

@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/index.js';
 import type { OpenStreams } from './open-streams.js';
 import type { ServerEnv } from './server-env.js';
 

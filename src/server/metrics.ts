@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock.js';
-import type { EventOf, RuntimeEvent } from '../core/events.js';
+import type { Clock } from '../core/index.js';
+import type { EventOf, RuntimeEvent } from '../core/index.js';
 import type { Runtime } from '../runtime/index.js';
 import type { OpenStreams } from './open-streams.js';
 

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import type { Runtime, SessionPage, SessionSummary } from '../runtime/index.js';
-import { sessionPageLimit } from '../actors/runtime-queries.js';
+import { sessionPageLimit } from '../actors/index.js';
 import { requireUnscoped } from './auth.js';
 import { capabilities, grantCovers, requireCapability, type Grant } from './capabilities.js';
 import { readQuery } from './http-errors.js';

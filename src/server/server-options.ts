@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import { maxDurationMs, systemClock, type Clock } from '../core/clock.js';
-import { roleNamePattern } from '../core/authority.js';
-import { RuntimeError } from '../core/errors.js';
+import { maxDurationMs, systemClock, type Clock } from '../core/index.js';
+import { roleNamePattern } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 import { capabilities } from './capabilities.js';
 import type { ServerEnv } from './server-env.js';
 

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { queueSettingsSchema, type QueueSettingsInput } from '../policies/queue-settings.js';
-import { inboundMessageSchema } from '../actors/inbound-message.js';
+import { queueSettingsSchema, type QueueSettingsInput } from '../policies/index.js';
+import { inboundMessageSchema } from '../actors/index.js';
 import type { PendingCall, Runtime, SendResult, Session } from '../runtime/index.js';
 import { requireSessionScope } from './auth.js';
 import { refuseCapability, requireCapability, type Capability } from './capabilities.js';

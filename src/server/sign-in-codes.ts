@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/index.js';
 import { grantOf } from './capabilities.js';
 import { errorResponse, readBody } from './http-errors.js';
 import type { ServerEnv } from './server-env.js';

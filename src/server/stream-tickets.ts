@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import type { Clock } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 import type { Grant } from './capabilities.js';
 
 /** Which event stream a ticket opens: one session's (`GET /v1/sessions/:key/events`), or `GET /v1/events`. */

@@ -1,5 +1,5 @@
-import { RuntimeError } from '../core/errors.js';
-import { hasAuthority } from '../policies/authority.js';
+import { RuntimeError } from '../core/index.js';
+import { hasAuthority } from '../policies/index.js';
 import type { Runtime } from '../runtime/index.js';
 import type { Grant } from './capabilities.js';
 

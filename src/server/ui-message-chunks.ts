@@ -1,4 +1,4 @@
-import type { EventOf, RuntimeEvent } from '../core/events.js';
+import type { EventOf, RuntimeEvent } from '../core/index.js';
 
 /**
  * The chunks of the AI SDK UI message stream protocol (v1) this server writes; field names as the AI SDK's

@@ -10,7 +10,7 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
-import type { EventOf, RuntimeEvent } from '../core/events.js';
+import type { EventOf, RuntimeEvent } from '../core/index.js';
 import {
   agentlanes,
   assistantMessage,

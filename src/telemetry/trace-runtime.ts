@@ -1,7 +1,7 @@
 import { diag, trace, type Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import type { EventOf, EventType, RuntimeEvent } from '../core/events.js';
+import { RuntimeError } from '../core/index.js';
+import type { EventOf, EventType, RuntimeEvent } from '../core/index.js';
 import type { Runtime } from '../runtime/index.js';
 import { RunSpans } from './run-spans.js';
 

@@ -11,4 +11,4 @@ export {
   type ScriptedHang,
   type ScriptedToolCall,
   type ScriptedRequest,
-} from '../providers/scripted-model.js';
+} from '../providers/index.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import { maxDurationMs } from '../core/clock.js';
+import { RuntimeError } from '../core/index.js';
+import { maxDurationMs } from '../core/index.js';
 
 /** How dangerous a tool is: `high` tools need approval before they run. */
 export const toolRisks = ['low', 'high'] as const;

@@ -1,7 +1,7 @@
-import { abortReason, type Clock } from '../core/clock.js';
-import { isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/errors.js';
-import type { Random } from '../core/ids.js';
-import { nextToolRetryDelay, toolRetryFor, type ToolRetrySettings } from '../policies/tool-retry.js';
+import { abortReason, type Clock } from '../core/index.js';
+import { isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/index.js';
+import type { Random } from '../core/index.js';
+import { nextToolRetryDelay, toolRetryFor, type ToolRetrySettings } from '../policies/index.js';
 import type { Tool, ToolContext } from './define-tool.js';
 import { invokeTool } from './invoke-tool.js';
 

@@ -1,6 +1,6 @@
-import type { Clock } from '../core/clock.js';
-import { abortReason } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
+import type { Clock } from '../core/index.js';
+import { abortReason } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
 import type { Tool, ToolContext } from './define-tool.js';
 
 /**

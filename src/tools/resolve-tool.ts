@@ -1,4 +1,4 @@
-import type { ErrorInfo } from '../core/errors.js';
+import type { ErrorInfo } from '../core/index.js';
 import type { Tool } from './define-tool.js';
 import { describeInvalidArgs } from './describe-invalid-args.js';
 import type { ToolRegistry } from './tool-registry.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { RuntimeError } from '../core/errors.js';
-import type { ToolSpec } from '../core/model-types.js';
+import { RuntimeError } from '../core/index.js';
+import type { ToolSpec } from '../core/index.js';
 import type { Tool } from './define-tool.js';
 
 /** The tools a run may call, by name, with the specs the model is shown. */

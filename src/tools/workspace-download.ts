@@ -7,14 +7,9 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { Clock } from '../core/clock.js';
-import { RuntimeError } from '../core/errors.js';
-import {
-  addressAllowed,
-  hostAllowed,
-  publicOnlyPolicy,
-  type FetchPolicy,
-} from '../policies/network-address.js';
+import type { Clock } from '../core/index.js';
+import { RuntimeError } from '../core/index.js';
+import { addressAllowed, hostAllowed, publicOnlyPolicy, type FetchPolicy } from '../policies/index.js';
 
 /** The bounds of one `url` part's download. */
 export interface DownloadLimits {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, isAbsolute, join, posix, relative, resolve, sep, win32 } from 'node:path';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 
 /** True when `path` is `root` itself or lies below it (both absolute and normalised). */
 export function isInside(root: string, path: string): boolean {

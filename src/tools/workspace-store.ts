@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { link, lstat, mkdir, readFile, rename, rm, stat, writeFile, copyFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { RuntimeError } from '../core/errors.js';
+import { RuntimeError } from '../core/index.js';
 import {
   blobDirectory,
   openSessionFile,

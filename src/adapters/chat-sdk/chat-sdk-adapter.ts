@@ -1,7 +1,7 @@
 import type { Adapter, Author, Chat, Message, SlashCommandEvent, Thread } from 'chat';
-import { systemClock, type Clock } from '../../core/clock.js';
+import { systemClock, type Clock } from '../../core/index.js';
 import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
-import type { QueueSettingsInput } from '../../policies/queue-settings.js';
+import type { QueueSettingsInput } from '../../policies/index.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
 import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';

@@ -1,6 +1,6 @@
-import type { Clock } from '../../core/clock.js';
+import type { Clock } from '../../core/index.js';
 import type { DeliveryIntent, DeliveryStore } from '../../ledger/index.js';
-import { createBlockChunker } from '../../policies/block-chunker.js';
+import { createBlockChunker } from '../../policies/index.js';
 import type { ReplyTarget } from './reply-target.js';
 import { describeError } from './secret-scrubber.js';
 

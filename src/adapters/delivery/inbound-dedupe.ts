@@ -1,4 +1,4 @@
-import type { Clock } from '../../core/clock.js';
+import type { Clock } from '../../core/index.js';
 import type { ConsumerStore } from '../../ledger/index.js';
 
 /**

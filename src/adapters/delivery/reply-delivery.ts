@@ -1,6 +1,6 @@
-import { systemClock, type Clock, type TimerHandle } from '../../core/clock.js';
-import { isRuntimeError } from '../../core/errors.js';
-import type { EventOf, RuntimeEvent } from '../../core/events.js';
+import { systemClock, type Clock, type TimerHandle } from '../../core/index.js';
+import { isRuntimeError } from '../../core/index.js';
+import type { EventOf, RuntimeEvent } from '../../core/index.js';
 import { interruptedNoticeIndex, type DeliveryStore } from '../../ledger/index.js';
 import type { Runtime } from '../../runtime/index.js';
 import { deliverBlock, type BlockDeliveryContext } from './deliver-block.js';

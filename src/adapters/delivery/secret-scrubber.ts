@@ -1,4 +1,4 @@
-import { scrubSecrets } from '../../core/scrub-secrets.js';
+import { scrubSecrets } from '../../core/index.js';
 
 /**
  * A bot token in a URL segment, raw or URL-encoded (Telegram's `bot<id>:<secret>`, as in

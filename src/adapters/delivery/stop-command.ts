@@ -1,4 +1,4 @@
-import { isRuntimeError } from '../../core/errors.js';
+import { isRuntimeError } from '../../core/index.js';
 import type { Runtime } from '../../runtime/index.js';
 
 /** What a chat is told when a sender's role may not stop the run (`authority.control.stop`). */

@@ -1,9 +1,9 @@
 import type { Bot, Context, MiddlewareFn } from 'grammy';
 import type { Message } from 'grammy/types';
-import type { Clock } from '../../core/clock.js';
-import { systemClock } from '../../core/clock.js';
+import type { Clock } from '../../core/index.js';
+import { systemClock } from '../../core/index.js';
 import type { ConsumerStore, DeliveryStore } from '../../ledger/index.js';
-import type { QueueSettingsInput } from '../../policies/queue-settings.js';
+import type { QueueSettingsInput } from '../../policies/index.js';
 import type { Runtime } from '../../runtime/index.js';
 import { startReplyDelivery, type ReplyDelivery } from '../delivery/reply-delivery.js';
 import { createSecretScrubber, type SecretScrubber } from '../delivery/secret-scrubber.js';

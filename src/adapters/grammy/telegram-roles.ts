@@ -1,5 +1,5 @@
 import type { Api } from 'grammy';
-import type { Clock } from '../../core/clock.js';
+import type { Clock } from '../../core/index.js';
 
 /** How the grammY adapter finds a sender's role (docs/semantics.md, "Authority in group chats"). */
 export interface TelegramRoleOptions {

@@ -1,5 +1,5 @@
 import type { Api } from 'grammy';
-import { createBlockChunker } from '../../policies/block-chunker.js';
+import { createBlockChunker } from '../../policies/index.js';
 import type { ReplyTarget } from '../delivery/reply-target.js';
 import type { TelegramPlace } from './telegram-keys.js';
 

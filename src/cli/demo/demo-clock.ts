@@ -1,5 +1,5 @@
-import { sleepOn, type Clock } from '../../core/clock.js';
-import { RuntimeError } from '../../core/errors.js';
+import { sleepOn, type Clock } from '../../core/index.js';
+import { RuntimeError } from '../../core/index.js';
 
 /** The demo's simulated clock: time moves only when the demo advances it. */
 export interface DemoClock extends Clock {

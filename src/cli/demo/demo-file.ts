@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import { inspectLedgerFile, isLedgerHeld } from '../ledger-file.js';
 
 /**

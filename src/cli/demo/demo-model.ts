@@ -1,7 +1,7 @@
-import type { Clock } from '../../core/clock.js';
-import type { Random } from '../../core/ids.js';
-import { ProviderError, type ModelProvider, type ModelRequest } from '../../providers/model-provider.js';
-import { scriptedModel, type ScriptEntry, type ScriptedModel } from '../../providers/scripted-model.js';
+import type { Clock } from '../../core/index.js';
+import type { Random } from '../../core/index.js';
+import { ProviderError, type ModelProvider, type ModelRequest } from '../../providers/index.js';
+import { scriptedModel, type ScriptEntry, type ScriptedModel } from '../../providers/index.js';
 
 const words = (
   'sure here is what I found about your order the parcel left our warehouse this morning and should arrive ' +

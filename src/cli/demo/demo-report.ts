@@ -1,7 +1,7 @@
-import { assertNever } from '../../core/errors.js';
-import { eventGuard } from '../../core/event-guard.js';
-import type { RuntimeEvent } from '../../core/events.js';
-import type { Ledger } from '../../ledger/contract/ledger.js';
+import { assertNever } from '../../core/index.js';
+import { eventGuard } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
+import type { Ledger } from '../../ledger/index.js';
 import type { ChannelLog } from './demo-users.js';
 
 /** Event counts the closing table shows. */

@@ -1,8 +1,8 @@
-import type { Clock } from '../../core/clock.js';
-import { sequentialIds, type Random } from '../../core/ids.js';
-import type { Ledger } from '../../ledger/contract/ledger.js';
-import { createRuntime, type Runtime } from '../../runtime/create-runtime.js';
-import { defineTool } from '../../tools/define-tool.js';
+import type { Clock } from '../../core/index.js';
+import { sequentialIds, type Random } from '../../core/index.js';
+import type { Ledger } from '../../ledger/index.js';
+import { createRuntime, type Runtime } from '../../runtime/index.js';
+import { defineTool } from '../../tools/index.js';
 import { z } from 'zod';
 import { createDemoModel, createRateLimitedProvider } from './demo-model.js';
 

@@ -1,6 +1,6 @@
-import { assertNever } from '../../core/errors.js';
-import { eventGuard } from '../../core/event-guard.js';
-import type { RuntimeEvent } from '../../core/events.js';
+import { assertNever } from '../../core/index.js';
+import { eventGuard } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
 
 /** The notable moments of the demo (steers, interrupts, stops, approvals, failover), one short line each. */
 export interface DemoTicker {

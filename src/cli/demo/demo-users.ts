@@ -1,8 +1,8 @@
-import type { Clock } from '../../core/clock.js';
-import type { Random } from '../../core/ids.js';
-import type { Runtime } from '../../runtime/create-runtime.js';
-import type { SendResult } from '../../actors/admit-message.js';
-import type { Session } from '../../runtime/session-handle.js';
+import type { Clock } from '../../core/index.js';
+import type { Random } from '../../core/index.js';
+import type { Runtime } from '../../runtime/index.js';
+import type { SendResult } from '../../actors/index.js';
+import type { Session } from '../../runtime/index.js';
 
 /** How a simulated chat user behaves. */
 export type Persona = 'burst' | 'steerer' | 'interrupter' | 'stopper' | 'waiter' | 'refunder';

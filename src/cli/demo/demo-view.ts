@@ -1,4 +1,4 @@
-import type { Session } from '../../runtime/session-handle.js';
+import type { Session } from '../../runtime/index.js';
 import type { CommandOutput } from '../terminal-style.js';
 import type { DemoCounts } from './demo-report.js';
 import type { DemoTicker } from './demo-ticker.js';

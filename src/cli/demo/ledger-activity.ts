@@ -1,4 +1,4 @@
-import type { Ledger } from '../../ledger/contract/ledger.js';
+import type { Ledger } from '../../ledger/index.js';
 
 /** A ledger whose calls are watched, and a way to wait until they have gone quiet. */
 export interface WatchedLedger {

@@ -1,8 +1,8 @@
-import { seededRandom } from '../../core/ids.js';
+import { seededRandom } from '../../core/index.js';
 import { tmpdir, userInfo } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { createSqliteLedger } from '../../ledger/sqlite/ledger.js';
-import type { Runtime } from '../../runtime/create-runtime.js';
+import { createSqliteLedger } from '../../ledger/index.js';
+import type { Runtime } from '../../runtime/index.js';
 import { createDemoRuntime } from './demo-runtime.js';
 import { closingTable, countEvent, findLost, type DemoCounts } from './demo-report.js';
 import { simulateUser, type ChannelLog } from './demo-users.js';

@@ -1,4 +1,4 @@
-import type { ErrorInfo } from '../../core/errors.js';
+import type { ErrorInfo } from '../../core/index.js';
 
 /**
  * Where a compensation stands: still to run, started by an undo (recorded before it runs), run, failed (a later

@@ -1,4 +1,4 @@
-import type { RuntimeEvent } from '../../core/events.js';
+import type { RuntimeEvent } from '../../core/index.js';
 
 /** Which events to read: after a global cursor, optionally for one session, at most `limit` rows. */
 export interface EventQuery {

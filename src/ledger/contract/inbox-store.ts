@@ -1,8 +1,8 @@
-import type { StoredPart } from '../../core/attachments.js';
-import type { InboxStatus } from '../../core/inbox-statuses.js';
-import type { QueueMode } from '../../core/queue-modes.js';
+import type { StoredPart } from '../../core/index.js';
+import type { InboxStatus } from '../../core/index.js';
+import type { QueueMode } from '../../core/index.js';
 
-export { inboxStatuses, type InboxStatus } from '../../core/inbox-statuses.js';
+export { inboxStatuses, type InboxStatus } from '../../core/index.js';
 
 /**
  * One accepted inbound message. `order` is its arrival rank within the session and the record's key: a platform

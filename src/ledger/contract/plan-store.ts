@@ -1,4 +1,4 @@
-import type { ErrorInfo } from '../../core/errors.js';
+import type { ErrorInfo } from '../../core/index.js';
 
 /**
  * A plan run's definition as submitted: the plan and its options (opaque JSON here; the plan executor validates

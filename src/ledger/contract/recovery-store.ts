@@ -1,4 +1,4 @@
-import type { RuntimeError } from '../../core/errors.js';
+import type { RuntimeError } from '../../core/index.js';
 import type { InboxRecord } from './inbox-store.js';
 import type { RunRecord } from './run-store.js';
 import type { SessionRecord } from './session-store.js';

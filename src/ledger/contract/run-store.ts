@@ -1,9 +1,9 @@
-import type { ErrorInfo } from '../../core/errors.js';
-import type { Usage } from '../../core/model-types.js';
-import { pauseStates, type PauseState } from '../../core/pause-states.js';
-import type { OpenRunStatus, RecordedRunStatus, RunStatus } from '../../core/run-statuses.js';
+import type { ErrorInfo } from '../../core/index.js';
+import type { Usage } from '../../core/index.js';
+import { pauseStates, type PauseState } from '../../core/index.js';
+import type { OpenRunStatus, RecordedRunStatus, RunStatus } from '../../core/index.js';
 
-export type { OpenRunStatus } from '../../core/run-statuses.js';
+export type { OpenRunStatus } from '../../core/index.js';
 
 /** A run that paused for an operator's decision or for tool results from outside; it survives a restart. */
 export const pausedRunStatuses = pauseStates;

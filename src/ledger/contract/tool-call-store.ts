@@ -1,4 +1,4 @@
-import type { ApprovalChoice, ApprovalMemory } from '../../core/approvals.js';
+import type { ApprovalChoice, ApprovalMemory } from '../../core/index.js';
 
 /**
  * What a call of a paused tool batch is: `ran` already has its result (a sibling that must never run twice),

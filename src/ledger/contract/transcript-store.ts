@@ -1,5 +1,5 @@
-import type { InlineAttachment } from '../../core/attachments.js';
-import type { ToolCall } from '../../core/model-types.js';
+import type { InlineAttachment } from '../../core/index.js';
+import type { ToolCall } from '../../core/index.js';
 
 /** One entry of a session's transcript. `index` orders the turns of a run. */
 export interface TurnRecord {

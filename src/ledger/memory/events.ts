@@ -1,5 +1,5 @@
-import { RuntimeError } from '../../core/errors.js';
-import type { RuntimeEvent } from '../../core/events.js';
+import { RuntimeError } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
 import type { EventStore } from '../contract/event-store.js';
 import type { Perform } from './perform.js';
 

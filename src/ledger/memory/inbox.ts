@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { InboxRecord, InboxStore, InboxUpdate } from '../contract/inbox-store.js';
 import type { Perform } from './perform.js';
 

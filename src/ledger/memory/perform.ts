@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 
 /** The memory ledger's way to run synchronous work and report through a promise (rejects once closed). */
 export type Perform = <T>(work: () => T) => Promise<T>;

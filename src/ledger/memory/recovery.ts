@@ -1,4 +1,4 @@
-import { admittedMessageIds, stillToRun } from '../../policies/still-to-run.js';
+import { admittedMessageIds, stillToRun } from '../../policies/index.js';
 import type { InboxRecord } from '../contract/inbox-store.js';
 import type { MemoryEvents } from './events.js';
 import type { MemoryInbox } from './inbox.js';

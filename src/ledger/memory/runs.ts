@@ -1,5 +1,5 @@
-import { RuntimeError } from '../../core/errors.js';
-import { openRunStatuses } from '../../core/run-statuses.js';
+import { RuntimeError } from '../../core/index.js';
+import { openRunStatuses } from '../../core/index.js';
 import type { Perform } from './perform.js';
 import type { SessionState } from '../contract/recovery-store.js';
 import {

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 
 /** Insert `record` into `list`, kept sorted by `compare`; one equal to a record already there is refused. */
 export function insertSorted<T>(

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { Perform } from './perform.js';
 import { insertSorted, listFor } from './sorted-lists.js';
 import {

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { Perform } from './perform.js';
 import { readStretches, transcriptStretches, type OwnTurns } from '../contract/transcript-forks.js';
 import type { TranscriptFork, TranscriptStore, TurnRecord } from '../contract/transcript-store.js';

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { CompensationStore } from '../contract/compensation-store.js';
 import type { PostgresAccess } from './access.js';
 import { insertSql, refuseDuplicate, valuesOf } from './rows.js';

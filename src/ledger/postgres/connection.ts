@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { PostgresAccess } from './access.js';
 import { translatePostgresError } from './errors.js';
 import { createPostgresEventWriter, type PostgresEventWriter } from './event-writer.js';

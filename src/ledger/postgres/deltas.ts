@@ -1,5 +1,5 @@
-import type { Deferred } from '../../core/deferred.js';
-import type { RuntimeEvent } from '../../core/events.js';
+import type { Deferred } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
 import {
   bufferedRow,
   coalesceChars,

@@ -1,4 +1,4 @@
-import { isRuntimeError, RuntimeError } from '../../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../../core/index.js';
 
 /** Node socket errors that mean the server cannot be reached (or the connection went away). */
 const socketCodes = new Set([

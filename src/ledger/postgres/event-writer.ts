@@ -1,5 +1,5 @@
-import { RuntimeError } from '../../core/errors.js';
-import type { RuntimeEvent } from '../../core/events.js';
+import { RuntimeError } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
 import { createEventWriter, type EventWriter } from '../sql/batching-event-writer.js';
 import { createOrderedDeltaCoalescer } from './deltas.js';
 import type { PostgresQuery, PostgresWork } from './queue.js';

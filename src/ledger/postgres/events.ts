@@ -1,4 +1,4 @@
-import type { RuntimeEvent } from '../../core/events.js';
+import type { RuntimeEvent } from '../../core/index.js';
 import { eventsWithin, pageCoverage } from '../sql/delta-rows.js';
 import type { EventQuery, EventStore } from '../contract/event-store.js';
 import type { PostgresAccess } from './access.js';

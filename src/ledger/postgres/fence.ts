@@ -1,5 +1,5 @@
-import { RuntimeError } from '../../core/errors.js';
-import type { RuntimeEvent } from '../../core/events.js';
+import { RuntimeError } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
 import type { PostgresAccess } from './access.js';
 import type { PostgresEventWriter } from './event-writer.js';
 import { insertEvents } from './event-writer.js';

@@ -1,5 +1,5 @@
-import { isRuntimeError } from '../../core/errors.js';
-import { admittedMessageIds, stillToRun } from '../../policies/still-to-run.js';
+import { isRuntimeError } from '../../core/index.js';
+import { admittedMessageIds, stillToRun } from '../../policies/index.js';
 import type { PostgresAccess } from './access.js';
 import type { PostgresQuery } from './queue.js';
 import { recentLimit, type RecoveryStore, type SessionState } from '../contract/recovery-store.js';

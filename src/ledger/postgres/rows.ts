@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 
 /**
  * Run an INSERT whose duplicate key is the caller's mistake: a unique violation becomes `invalid_input` naming

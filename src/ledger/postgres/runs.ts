@@ -1,5 +1,5 @@
-import { RuntimeError } from '../../core/errors.js';
-import { openRunStatuses } from '../../core/run-statuses.js';
+import { RuntimeError } from '../../core/index.js';
+import { openRunStatuses } from '../../core/index.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
 import type { PostgresAccess } from './access.js';
 import type { PostgresQuery } from './queue.js';

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 
 /**
  * The Postgres ledger's schema changes, in order; the `agentlanes_migrations` table records which were applied.

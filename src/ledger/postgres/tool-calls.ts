@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { PostgresAccess } from './access.js';
 import type { PostgresQuery } from './queue.js';
 import { insertSql, refuseDuplicate, valuesOf } from './rows.js';

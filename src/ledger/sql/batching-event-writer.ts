@@ -1,5 +1,5 @@
-import { RuntimeError } from '../../core/errors.js';
-import type { RuntimeEvent } from '../../core/events.js';
+import { RuntimeError } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
 import { coalesceMs, type CoalescedBatch, type DeltaCoalescer } from './delta-coalescer.js';
 
 /** The write path of an event log: cursors checked, token deltas coalesced, rows group-committed. */

@@ -1,4 +1,4 @@
-import { isRuntimeError, type RuntimeError } from '../../core/errors.js';
+import { isRuntimeError, type RuntimeError } from '../../core/index.js';
 
 /** Listeners told once about each corrupt row a ledger skipped (see `Ledger.onCorruptRow`). */
 export interface CorruptRowLog {

@@ -1,5 +1,5 @@
-import { createDeferred, type Deferred } from '../../core/deferred.js';
-import type { EventOf, RuntimeEvent } from '../../core/events.js';
+import { createDeferred, type Deferred } from '../../core/index.js';
+import type { EventOf, RuntimeEvent } from '../../core/index.js';
 
 type Delta = EventOf<'assistant.delta'>;
 

@@ -1,4 +1,4 @@
-import type { EventOf, RuntimeEvent } from '../../core/events.js';
+import type { EventOf, RuntimeEvent } from '../../core/index.js';
 import { coalesceSpan } from './delta-coalescer.js';
 
 type Delta = EventOf<'assistant.delta'>;

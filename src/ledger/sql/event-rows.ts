@@ -1,5 +1,5 @@
-import type { RuntimeError } from '../../core/errors.js';
-import { eventTypes, runtimeEventSchema, type EventOf, type RuntimeEvent } from '../../core/events.js';
+import type { RuntimeError } from '../../core/index.js';
+import { eventTypes, runtimeEventSchema, type EventOf, type RuntimeEvent } from '../../core/index.js';
 import { corrupt, optional, type EventRow } from './rows.js';
 
 const knownEventTypes = new Set<string>(eventTypes);

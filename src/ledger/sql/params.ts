@@ -1,4 +1,4 @@
-import type { RuntimeEvent } from '../../core/events.js';
+import type { RuntimeEvent } from '../../core/index.js';
 import type { InboxRecord } from '../contract/inbox-store.js';
 import type { OpenRunStatus, RunClose, RunProgress, RunRecord } from '../contract/run-store.js';
 import type { SessionRecord } from '../contract/session-store.js';

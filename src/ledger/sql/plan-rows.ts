@@ -1,4 +1,4 @@
-import { errorCodes, type ErrorCode } from '../../core/errors.js';
+import { errorCodes, type ErrorCode } from '../../core/index.js';
 import type { PlanRecord, StepResultRecord } from '../contract/plan-store.js';
 import { corrupt, parseJson } from './rows.js';
 

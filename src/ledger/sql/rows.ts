@@ -1,10 +1,10 @@
-import { RuntimeError } from '../../core/errors.js';
-import { errorCodes } from '../../core/errors.js';
-import type { RuntimeEvent } from '../../core/events.js';
-import { inboxStatuses } from '../../core/inbox-statuses.js';
-import { queueModes } from '../../core/queue-modes.js';
-import { queueSettingsSchema } from '../../policies/queue-settings.js';
-import { recordedRunStatuses } from '../../core/run-statuses.js';
+import { RuntimeError } from '../../core/index.js';
+import { errorCodes } from '../../core/index.js';
+import type { RuntimeEvent } from '../../core/index.js';
+import { inboxStatuses } from '../../core/index.js';
+import { queueModes } from '../../core/index.js';
+import { queueSettingsSchema } from '../../policies/index.js';
+import { recordedRunStatuses } from '../../core/index.js';
 import type { InboxRecord } from '../contract/inbox-store.js';
 import type { RunRecord } from '../contract/run-store.js';
 import type { SessionRecord } from '../contract/session-store.js';

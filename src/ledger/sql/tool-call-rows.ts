@@ -1,5 +1,5 @@
-import { approvalDecisions, approvalMemories } from '../../core/approvals.js';
-import { errorCodes, type ErrorCode } from '../../core/errors.js';
+import { approvalDecisions, approvalMemories } from '../../core/index.js';
+import { errorCodes, type ErrorCode } from '../../core/index.js';
 import { corrupt, optional, parseJson } from './rows.js';
 import {
   compensationStatuses,

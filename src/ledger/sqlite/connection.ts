@@ -1,4 +1,4 @@
-import { isRuntimeError, RuntimeError } from '../../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../../core/index.js';
 import { createGroupCommit } from './group-commit.js';
 import type { SqliteAccess } from './access.js';
 import { createSqliteEventWriter, type SqliteEventWriter } from './event-writer.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { RuntimeError } from '../../core/errors.js';
+import type { RuntimeError } from '../../core/index.js';
 import { createEventWriter, type EventWriter } from '../sql/batching-event-writer.js';
 import { createDeltaCoalescer } from '../sql/delta-coalescer.js';
 import { eventRow } from '../sql/params.js';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { isRuntimeError, RuntimeError } from '../../core/errors.js';
+import { isRuntimeError, RuntimeError } from '../../core/index.js';
 
 /** Written to the header of every agentlanes ledger (`PRAGMA application_id`): "AGLN". */
 export const ledgerApplicationId = 0x41474c4e;

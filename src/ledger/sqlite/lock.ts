@@ -1,6 +1,6 @@
 import { closeSync, openSync, realpathSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import { refuseHardLinks, translateOpenError } from './file.js';
 
 /** Held while a process writes a ledger file; released by `release()` or by the process ending (even SIGKILL). */

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { SqliteLedgerOptions } from './ledger.js';
 import {
   checkLedgerIdentity,

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import {
   planRow,
   stepResultRow,

@@ -1,5 +1,5 @@
-import { RuntimeError } from '../../core/errors.js';
-import { openRunStatuses } from '../../core/run-statuses.js';
+import { RuntimeError } from '../../core/index.js';
+import { openRunStatuses } from '../../core/index.js';
 import type { SessionState } from '../contract/recovery-store.js';
 import type { RunStore } from '../contract/run-store.js';
 import type { SqliteAccess } from './access.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 
 /**
  * Schema changes, in order; `PRAGMA user_version` records how many have been applied. A shipped migration is

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import { constraint } from '../sql/rows.js';
 import type { SqliteAccess } from './access.js';
 import { toolCallRow, toolCallUpdateRow, toToolCallRecord, type ToolCallRow } from '../sql/tool-call-rows.js';

@@ -1,4 +1,4 @@
-import { RuntimeError } from '../../core/errors.js';
+import { RuntimeError } from '../../core/index.js';
 import type { SqliteAccess } from './access.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
 import { turnRow } from '../sql/params.js';

@@ -4,9 +4,9 @@ import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
 } from '@ai-sdk/provider';
-import { abortReason, systemClock, type Clock } from '../../core/clock.js';
-import { RuntimeError } from '../../core/errors.js';
-import type { InlineCapability } from '../../policies/inline-capabilities.js';
+import { abortReason, systemClock, type Clock } from '../../core/index.js';
+import { RuntimeError } from '../../core/index.js';
+import type { InlineCapability } from '../../policies/index.js';
 import {
   ProviderError,
   type ModelCallOptions,

@@ -1,7 +1,7 @@
 /** Inline attachments (images, PDFs) in the wire format of Anthropic Messages. */
 import type { ContentBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import type { InlineAttachment } from '../../core/attachments.js';
-import { RuntimeError } from '../../core/errors.js';
+import type { InlineAttachment } from '../../core/index.js';
+import { RuntimeError } from '../../core/index.js';
 import { inlineDataOf } from '../inline-data.js';
 
 type AnthropicImageType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';

@@ -1,8 +1,8 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { abortReason, maxDurationMs, systemClock, type Clock } from '../../core/clock.js';
-import { RuntimeError } from '../../core/errors.js';
-import { anthropicInlineCapabilities } from '../../policies/inline-capabilities.js';
+import { abortReason, maxDurationMs, systemClock, type Clock } from '../../core/index.js';
+import { RuntimeError } from '../../core/index.js';
+import { anthropicInlineCapabilities } from '../../policies/index.js';
 import { createEventFolder, toAnthropicParams } from './anthropic-wire.js';
 import {
   ProviderError,

@@ -1,6 +1,6 @@
 /** Inline attachments (images, audio, PDFs) in the wire format of OpenAI chat completions. */
 import type { ChatCompletionContentPart } from 'openai/resources/chat/completions';
-import type { InlineAttachment } from '../../core/attachments.js';
+import type { InlineAttachment } from '../../core/index.js';
 import { inlineDataOf } from '../inline-data.js';
 
 /** One attachment as an OpenAI content part: `image_url` (data URL), `input_audio` (wav/mp3) or `file` (PDF). */

@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAIError } from 'openai';
-import { scrubSecrets } from '../../core/scrub-secrets.js';
+import { scrubSecrets } from '../../core/index.js';
 import { ProviderError } from '../model-provider.js';
 import { causeMessages, networkCode, parseRetryAfter } from '../transport-errors.js';
 

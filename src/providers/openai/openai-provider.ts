@@ -6,8 +6,8 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { abortReason, maxDurationMs, systemClock, type Clock } from '../../core/clock.js';
-import { RuntimeError } from '../../core/errors.js';
+import { abortReason, maxDurationMs, systemClock, type Clock } from '../../core/index.js';
+import { RuntimeError } from '../../core/index.js';
 import {
   ProviderError,
   type FinishReason,
@@ -19,7 +19,7 @@ import {
   type ToolCall,
   type Usage,
 } from '../model-provider.js';
-import { openaiInlineCapabilities } from '../../policies/inline-capabilities.js';
+import { openaiInlineCapabilities } from '../../policies/index.js';
 import { openaiUserContent } from './openai-content.js';
 import { toProviderError } from './openai-errors.js';
 

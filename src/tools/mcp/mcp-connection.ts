@@ -6,9 +6,9 @@ import {
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Clock } from '../../core/clock.js';
-import { RuntimeError } from '../../core/errors.js';
-import { scrubSecrets } from '../../core/scrub-secrets.js';
+import type { Clock } from '../../core/index.js';
+import { RuntimeError } from '../../core/index.js';
+import { scrubSecrets } from '../../core/index.js';
 import { scrubDeep } from './mcp-result.js';
 
 /** A server started as a child process, spoken to over its stdin and stdout. */

@@ -1,4 +1,4 @@
-import { scrubSecrets } from '../../core/scrub-secrets.js';
+import { scrubSecrets } from '../../core/index.js';
 
 /** What an MCP `tools/call` answers (the parts agentlanes reads). */
 export interface McpCallResult {

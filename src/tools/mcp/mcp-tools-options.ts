@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { maxDurationMs, type Clock } from '../../core/clock.js';
-import { RuntimeError } from '../../core/errors.js';
+import { maxDurationMs, type Clock } from '../../core/index.js';
+import { RuntimeError } from '../../core/index.js';
 import { toolRisks, type ToolRisk } from '../define-tool.js';
 import type { McpEvent, McpTransport } from './mcp-connection.js';
 

@@ -1,0 +1,45 @@
+export { admitMessage, type SendResult } from './admit-message.js';
+export {
+  attachmentsOptionsSchema,
+  workspaceOptionsSchema,
+  type AttachmentsOptions,
+  type WorkspaceOptions,
+} from './attachment-options.js';
+export { authorityOptionsSchema, resolveAuthority, type AuthorityOptions } from './authority-options.js';
+export { assertMayControl, type Controller } from './control-check.js';
+export { forkSession, type ForkOptions } from './fork-session.js';
+export {
+  inboundMessageSchema,
+  parseInboundMessage,
+  parseQueueSettings,
+  parseSessionKey,
+  type InboundMessageInput,
+} from './inbound-message.js';
+export { watchRuntimeLedger } from './ledger-watch.js';
+export { sessionScopeOf } from './live-session-control.js';
+export { createMessageAttachments } from './message-attachments.js';
+export { openSessions } from './open-sessions.js';
+export { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
+export { recoverAtStart } from './recover.js';
+export { runRoleLayers, type RuntimeAuthority } from './run-authority.js';
+export { assertOpen, type RuntimeInternals } from './runtime-internals.js';
+export {
+  listPendingCalls,
+  listSessionPage,
+  sessionPageLimit,
+  type PendingCall,
+  type SessionPage,
+  type SessionPageOptions,
+  type SessionSummary,
+} from './runtime-queries.js';
+export { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
+export { activityOf, type SessionState } from './session-activity.js';
+export type { DeliveryInDoubt, PlanInput, Session } from './session-api.js';
+export { createSessionGate } from './session-gate.js';
+export { createSessionQueue, type QueueItem, type SessionQueue } from './session-queue-handle.js';
+export type { LiveSession } from './session-registry.js';
+export { createSessionTools, type SessionTools } from './session-tools.js';
+export { createSubagentSpawner } from './subagent-spawner.js';
+export { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './tool-decisions.js';
+export { assertUndoable, parseUndoOptions } from './undo-input.js';
+export { parseTimeout, waitForRun, type PausedRunInfo, type WaitResult } from './wait-for-run.js';
