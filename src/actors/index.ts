@@ -33,7 +33,7 @@ export {
   type SessionSummary,
 } from './runtime-queries.js';
 export { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
-export { activityOf, type SessionState } from './session-activity.js';
+export { activityOf, type SessionState } from './session-machine.js';
 export type { DeliveryInDoubt, PlanInput, Session } from './session-api.js';
 export { createSessionGate } from './session-gate.js';
 export { createSessionQueue, type QueueItem, type SessionQueue } from './session-queue-handle.js';

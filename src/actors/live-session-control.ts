@@ -1,7 +1,6 @@
-import { pausedPlanOf } from './session-plans.js';
+import { pausedPlanOf } from './session-pause.js';
 import type { LiveSession } from './session-registry.js';
-import type { SessionScope } from '../runner/index.js';
-import type { SessionControl } from '../runner/index.js';
+import type { SessionScope, SessionControl } from '../runner/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 
 /** The `SessionControl` of a live session: its events on the bus, the plan and pause events to its actor. */

@@ -1,17 +1,16 @@
-import { createIdleSweeper, type IdleSweeper } from './idle-sweeper.js';
+import {
+  createIdleSweeper,
+  type IdleSweeper,
+  createSessionRegistry,
+  type SessionRegistry,
+} from './session-registry.js';
 import { createSessionMachine } from './session-machine.js';
-import { createSessionRegistry, type SessionRegistry } from './session-registry.js';
-import { resolveQueueSettings } from '../policies/index.js';
-import { createRunExecutor } from '../runner/index.js';
-import type { RunServices } from '../runner/index.js';
+import { resolveQueueSettings, type QueueSettingsInput } from '../policies/index.js';
+import { createRunExecutor, type RunServices, endHeldPlan } from '../runner/index.js';
 import type { EventBus } from '../events/index.js';
-import type { LateBound } from '../core/index.js';
-import { endHeldPlan } from '../runner/index.js';
+import type { LateBound, Clock, IdGenerator } from '../core/index.js';
 import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import type { Clock } from '../core/index.js';
-import type { IdGenerator } from '../core/index.js';
-import type { QueueSettingsInput } from '../policies/index.js';
 
 /** The session side of a runtime: the registry of live sessions and the sweeper that hibernates idle ones. */
 export interface OpenedSessions {

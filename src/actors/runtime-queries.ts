@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { pausedPlanToRestore } from './session-plan-restore.js';
+import { pausedPlanToRestore } from './session-pause.js';
 import { RuntimeError } from '../core/index.js';
 import type { Ledger, RunRecord, ToolCallKind } from '../ledger/index.js';
-import { parsePlan } from '../plans/index.js';
-import { planStepIds, rootStepId } from '../plans/index.js';
+import { parsePlan, planStepIds, rootStepId } from '../plans/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
 import { sessionStatus, type SessionStatus } from './session-abort.js';
 

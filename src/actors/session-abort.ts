@@ -1,12 +1,10 @@
-import { heldPlans, pausedPlanOf } from './session-plans.js';
-import { RuntimeError } from '../core/index.js';
-import { storableTextProblem } from '../core/index.js';
+import { heldPlans, pausedPlanOf } from './session-pause.js';
+import { RuntimeError, storableTextProblem } from '../core/index.js';
 import { isRunActive } from '../policies/index.js';
-import { endHeldPlan } from '../runner/index.js';
-import { abortUndos } from '../runner/index.js';
+import { endHeldPlan, abortUndos } from '../runner/index.js';
 import { sessionControlOf } from './live-session-control.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf, stateOf, type SessionState } from './session-activity.js';
+import { activityOf, stateOf, type SessionState } from './session-machine.js';
 
 /** What `status()` reports. */
 export interface SessionStatus {

@@ -1,14 +1,23 @@
-import { summarizeMessage } from '../policies/index.js';
-import { dropSummaryLimit } from '../policies/index.js';
-import { decideAdmission, type Admission, type SessionActivity } from '../policies/index.js';
-import type { QueueSettings } from '../policies/index.js';
-import { activityOf } from './session-activity.js';
-import type { Admitted, SessionContext, SessionEvent } from './session-context.js';
-import type { SessionSnapshot } from './session-machine.js';
-import { continueRun } from './session-pause.js';
-import { pausedPlanOf } from './session-plans.js';
+import {
+  summarizeMessage,
+  dropSummaryLimit,
+  decideAdmission,
+  type Admission,
+  type SessionActivity,
+  type QueueSettings,
+} from '../policies/index.js';
+import { activityOf, type SessionSnapshot } from './session-machine.js';
+import {
+  type Admitted,
+  type SessionContext,
+  type SessionEvent,
+  accept,
+  beginRun,
+  drainAtFor,
+  enqueue,
+} from './session-context.js';
+import { continueRun, pausedPlanOf } from './session-pause.js';
 import { phaseOf } from './run-handle.js';
-import { accept, beginRun, drainAtFor, enqueue } from './session-queue.js';
 
 /** The ADMIT event: a message whose inbox record is durable. */
 export type AdmitEvent = Extract<SessionEvent, { type: 'ADMIT' }>;

@@ -1,10 +1,19 @@
 import { assign, enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import type { Clock } from '../core/index.js';
-import type { IdGenerator } from '../core/index.js';
-import type { AbortStatus } from '../runner/index.js';
-import type { ExecuteRun } from '../runner/index.js';
-import { abortRun, startRun, steerRun } from './run-handle.js';
-import { endRun, removeQueued, returnRun, takeNextRun } from './session-queue.js';
+import type { Clock, IdGenerator } from '../core/index.js';
+import type { AbortStatus, ExecuteRun, RunPaused, RunSummary, RunResult } from '../runner/index.js';
+import { abortRun, startRun, steerRun, phaseOf } from './run-handle.js';
+import {
+  endRun,
+  removeQueued,
+  returnRun,
+  takeNextRun,
+  initialSessionContext,
+  type ActiveRun,
+  type RunSettled,
+  type SessionContext,
+  type SessionEvent,
+  type SessionSettings,
+} from './session-context.js';
 import {
   admissionOf,
   applyAdmission,
@@ -12,15 +21,6 @@ import {
   type AdmitActivity,
   type AdmitPlace,
 } from './session-admission.js';
-import { idleAdmission, runningAdmission, type AdmitGuardParams } from './session-admission-states.js';
-import {
-  initialSessionContext,
-  type ActiveRun,
-  type RunSettled,
-  type SessionContext,
-  type SessionEvent,
-} from './session-context.js';
-import type { RunPaused, RunSummary } from '../runner/index.js';
 import {
   awaitToolResults,
   pauseRun,
@@ -29,12 +29,13 @@ import {
   steerMessageOf,
   unadmittedItem,
   waitingCalls,
+  applyPlanEvent,
+  heldPlans,
+  planEnding,
+  planStoppedResult,
+  pausedPlanOf,
 } from './session-pause.js';
-import { awaitingApprovalState, awaitingToolResultsState } from './session-paused-states.js';
-import { applyPlanEvent, heldPlans, planEnding } from './session-plans.js';
-import { settledResult, withoutUnobservedEnd, withUnobservedEnd } from './session-run-settled.js';
-import { configured } from './session-configure.js';
-import type { SessionSettings } from './session-record.js';
+import type { SessionActivity } from '../policies/index.js';
 
 /** What the session machine needs from the runtime. One machine serves every session of a runtime. */
 export interface SessionMachineDeps {
@@ -259,3 +260,179 @@ export type SessionMachine = ReturnType<typeof createSessionMachine>;
 export type SessionActor = ActorRefFrom<SessionMachine>;
 /** A session actor's snapshot. */
 export type SessionSnapshot = SnapshotFrom<SessionMachine>;
+
+/**
+ * ADMIT in an idle state: a message that starts a run goes straight to `running`; anything else re-checks the
+ * queue (an interrupting message also ends a paused plan run the session holds).
+ */
+export function idleAdmission(activity: 'idle' | 'waiting' | 'held') {
+  const admit = { type: 'admit', params: { activity, place: 'idle' } } as const;
+  return {
+    ADMIT: [
+      {
+        guard: { type: 'admits', params: { activity, kind: 'start' } },
+        target: '#session.running',
+        actions: admit,
+      },
+      {
+        guard: { type: 'admits', params: { activity, kind: 'interrupt' } },
+        target: '#session.idle.check',
+        actions: [admit, { type: 'endPlans' }],
+      },
+      { target: '#session.idle.check', actions: admit },
+    ],
+  } as const;
+}
+
+/**
+ * ADMIT while a run runs: a steer reaches the run, an interrupting message aborts it, the rest queues. The
+ * activity is the run's phase, read off its handle when the guard runs (`run`).
+ */
+export function runningAdmission() {
+  const activity = 'run';
+  const admit = { type: 'admit', params: { activity, place: 'running' } } as const;
+  return {
+    ADMIT: [
+      {
+        guard: { type: 'admits', params: { activity, kind: 'steer' } },
+        actions: [admit, { type: 'steerRun' }],
+      },
+      {
+        guard: { type: 'admits', params: { activity, kind: 'interrupt' } },
+        actions: [admit, { type: 'interruptRun' }],
+      },
+      { actions: admit },
+    ],
+  } as const;
+}
+
+/** ADMIT while the run is paused: an interrupting message ends the paused run (it runs first), the rest queues. */
+export function pausedAdmission(activity: 'awaiting_approval' | 'awaiting_tool_results') {
+  const admit = { type: 'admit', params: { activity, place: 'paused' } } as const;
+  return {
+    ADMIT: [
+      {
+        guard: { type: 'admits', params: { activity, kind: 'interrupt' } },
+        target: '#session.running',
+        actions: admit,
+      },
+      { actions: admit },
+    ],
+  } as const;
+}
+
+/** The decision kinds an ADMIT guard tells apart. */
+export type AdmitKind = 'start' | 'steer' | 'enqueue' | 'interrupt';
+
+/** Params of the `admits` guard and the `admit` action. */
+export interface AdmitGuardParams {
+  readonly activity: AdmitActivity;
+  readonly kind: AdmitKind;
+}
+
+/**
+ * What a paused session does with events (both pause states): settle calls and end the paused run on an abort.
+ * Messages are admitted by `pausedAdmission` (a steer is queued as a followup; an interrupting message ends it).
+ */
+const pausedEvents = {
+  'PAUSE.SETTLED': { actions: 'settlePaused' },
+  ABORT: { target: 'running', actions: 'abortPaused' },
+} as const;
+
+/** The run waits for an operator's decisions (and maybe tool results); it resumes once nothing waits. */
+export const awaitingApprovalState = {
+  always: [
+    { guard: 'nothingWaits', target: 'running', actions: 'continueRun' },
+    { guard: 'noApprovalWaits', target: 'awaiting_tool_results', actions: 'awaitToolResults' },
+  ],
+  after: { pauseDelay: { target: 'running', actions: 'continueRun' } },
+  on: {
+    ...pausedEvents,
+    ...pausedAdmission('awaiting_approval'),
+    HYDRATED: { target: 'awaiting_approval', reenter: true },
+  },
+} as const;
+
+/** The run waits for results of deferred calls only; it resumes once nothing waits. */
+export const awaitingToolResultsState = {
+  always: { guard: 'nothingWaits', target: 'running', actions: 'continueRun' },
+  after: { pauseDelay: { target: 'running', actions: 'continueRun' } },
+  on: {
+    ...pausedEvents,
+    ...pausedAdmission('awaiting_tool_results'),
+    HYDRATED: { target: 'awaiting_tool_results', reenter: true },
+  },
+} as const;
+
+/**
+ * The context with the session's settings changed: the queue-settings override merged, or the tool layer set
+ * (undefined clears it; set, not left out, because XState's `assign` merges what it is given into the context).
+ */
+export function configured(context: SessionContext, event: SessionEvent): SessionContext {
+  if (event.type === 'CONFIGURE') return { ...context, override: { ...context.override, ...event.override } };
+  if (event.type !== 'CONFIGURE_TOOLS') return context;
+  return { ...context, toolPolicy: event.layer };
+}
+
+/** Stop a session actor; a run still in flight is aborted first (the actor owns it, nothing else would end it). */
+export function stopSession(actor: SessionActor): void {
+  abortRun(actor.getSnapshot().context.run, 'aborted', 'session stopped');
+  actor.stop();
+}
+
+/** The run result an event settles (a run's or a plan run's end or pause), for the `run.settled` emit. */
+export function settledResult(event: SessionEvent): RunResult | undefined {
+  if (event.type === 'RUN.DONE') return event.summary;
+  if (event.type === 'RUN.PAUSED') return event.paused;
+  return planStoppedResult(event);
+}
+
+/** The context with `unobservedEnd` set to the run that just ended (a waiter that sees it clears it). */
+export function withUnobservedEnd(context: SessionContext, summary: RunSummary): SessionContext {
+  return { ...context, unobservedEnd: summary };
+}
+
+/**
+ * The context without an unobserved end: a pause, or a `waitForEnd()` that answered (or saw) `runId`'s end. The
+ * field is set to undefined, not left out: XState's `assign` merges what it is given into the context.
+ */
+export function withoutUnobservedEnd(context: SessionContext, runId?: string): SessionContext {
+  if (context.unobservedEnd === undefined) return context;
+  if (runId !== undefined && context.unobservedEnd.runId !== runId) return context;
+  return { ...context, unobservedEnd: undefined };
+}
+
+/** The session states `status()` reports. */
+export type SessionState =
+  'idle' | 'running' | 'streaming' | 'compacting' | 'awaiting_approval' | 'awaiting_tool_results';
+
+/**
+ * What the session is doing, read off the actor's snapshot. A plan run the session holds reads like an agent
+ * run: paused for approval (`awaiting_approval`), else busy and not steerable (`settling`, shown as running).
+ */
+export function activityOf(snapshot: SessionSnapshot): SessionActivity {
+  const value = snapshot.value;
+  if (value === 'running') return phaseOf(snapshot.context.run);
+  if (typeof value === 'string') return value;
+  if (value.idle === 'held')
+    return pausedPlanOf(snapshot.context) === undefined ? 'settling' : 'awaiting_approval';
+  return value.idle === 'waiting' ? 'waiting' : 'idle';
+}
+
+/** The state `status()` reports for an activity. */
+export function stateOf(activity: SessionActivity): SessionState {
+  switch (activity) {
+    case 'idle':
+    case 'waiting':
+      return 'idle';
+    case 'streaming':
+    case 'compacting':
+    case 'awaiting_approval':
+    case 'awaiting_tool_results':
+      return activity;
+    case 'starting':
+    case 'tools':
+    case 'settling':
+      return 'running';
+  }
+}

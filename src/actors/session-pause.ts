@@ -1,8 +1,13 @@
 import { attributeMessage } from '../policies/index.js';
-import type { AbortStatus } from '../runner/index.js';
-import type { SteerMessage } from '../runner/index.js';
-import type { RunPaused } from '../runner/index.js';
-import type { QueuedMessage, SessionContext } from './session-context.js';
+import type { AbortStatus, SteerMessage, RunPaused, RunResult } from '../runner/index.js';
+import type {
+  QueuedMessage,
+  SessionContext,
+  PlanHold,
+  PlanStepWait,
+  SessionEvent,
+} from './session-context.js';
+import type { Ledger, RunRecord, SessionState } from '../ledger/index.js';
 
 /**
  * The run paused: remember what it waits for and until when. Steer messages the run had not admitted yet go to
@@ -118,4 +123,134 @@ export function awaitToolResults(context: SessionContext): SessionContext {
   return context.pause === null
     ? context
     : { ...context, pause: { ...context.pause, state: 'awaiting_tool_results' } };
+}
+
+/** The session's plan runs not ended yet (none in a snapshot from before plans were held). */
+export function heldPlans(context: SessionContext): readonly PlanHold[] {
+  return context.plans ?? [];
+}
+
+/** The plan run of the session that waits for approval, if any. */
+export function pausedPlanOf(context: SessionContext): PlanHold | undefined {
+  return heldPlans(context).find((plan) => plan.state === 'awaiting_approval');
+}
+
+/** A plan run was submitted or resumed: it holds the session (running) until it pauses or ends. */
+export function holdPlan(context: SessionContext, runId: string): SessionContext {
+  const others = heldPlans(context).filter((plan) => plan.runId !== runId);
+  const known = heldPlans(context).some((plan) => plan.runId === runId);
+  const running: PlanHold = { runId, state: 'running', steps: [] };
+  const plans = known
+    ? heldPlans(context).map((plan) => (plan.runId === runId ? running : plan))
+    : [...others, running];
+  return { ...context, plans };
+}
+
+/** A plan run paused for approval of `steps`: it keeps holding the session. */
+export function pausePlan(
+  context: SessionContext,
+  runId: string,
+  steps: readonly PlanStepWait[],
+): SessionContext {
+  const paused: PlanHold = { runId, state: 'awaiting_approval', steps };
+  const known = heldPlans(context).some((plan) => plan.runId === runId);
+  const plans = known
+    ? heldPlans(context).map((plan) => (plan.runId === runId ? paused : plan))
+    : [...heldPlans(context), paused];
+  return { ...context, plans };
+}
+
+/** A plan run ended (or never ran): it no longer holds the session. */
+export function releasePlan(context: SessionContext, runId: string): SessionContext {
+  const plans = heldPlans(context).filter((plan) => plan.runId !== runId);
+  return plans.length === heldPlans(context).length ? context : { ...context, plans };
+}
+
+/** A paused plan as `waitForEnd()` waiters are told: its steps are the calls it waits for. */
+export function planPaused(runId: string, steps: readonly PlanStepWait[], at: number): RunPaused {
+  return {
+    runId,
+    state: 'awaiting_approval',
+    calls: steps.map((step, position) => ({
+      toolCallId: step.stepId,
+      tool: step.tool,
+      needs: 'approval',
+      turn: 0,
+      position,
+    })),
+    at,
+  };
+}
+
+/** The context after a PLAN.* event (any other event changes nothing). */
+export function applyPlanEvent(context: SessionContext, event: SessionEvent): SessionContext {
+  if (event.type === 'PLAN.HELD') return holdPlan(context, event.runId);
+  if (event.type === 'PLAN.PAUSED') return pausePlan(context, event.runId, event.steps);
+  return event.type === 'PLAN.ENDED' ? releasePlan(context, event.runId) : context;
+}
+
+/** What `waitForEnd()` callers are answered when a plan run pauses or ends. */
+export function planStoppedResult(event: SessionEvent): RunResult | undefined {
+  if (event.type === 'PLAN.PAUSED') return planPaused(event.runId, event.steps, event.at);
+  return event.type === 'PLAN.ENDED' ? event.summary : undefined;
+}
+
+/**
+ * How an abort or an interrupting message ends the plan runs the session holds (`endPlans` runs on an ADMIT only
+ * when the message interrupts).
+ */
+export function planEnding(event: SessionEvent): { status: AbortStatus; reason: string } | undefined {
+  if (event.type === 'ABORT') return { status: event.status, reason: event.reason };
+  if (event.type === 'ADMIT') return { status: 'interrupted', reason: 'interrupted by a new message' };
+  return undefined;
+}
+
+/** The plan holds a saved snapshot recorded (none when it has none or is not a session snapshot). */
+function savedPlans(snapshot: unknown): readonly PlanHold[] {
+  if (typeof snapshot !== 'object' || snapshot === null || !('context' in snapshot)) return [];
+  const plans: unknown = (snapshot.context as Partial<SessionContext> | null)?.plans;
+  return Array.isArray(plans) ? (plans as PlanHold[]) : [];
+}
+
+/** The steps a paused plan waits for, from its latest `run.paused` event (tools from its approval requests). */
+async function stepsFromEvents(ledger: Ledger, sessionKey: string, runId: string): Promise<PlanStepWait[]> {
+  const events = (await ledger.readEvents({ sessionKey })).filter((event) => event.runId === runId);
+  const tools = new Map<string, string>();
+  let waiting: readonly string[] = [];
+  for (const event of events) {
+    if (event.type === 'approval.requested') tools.set(event.toolCallId, event.tool);
+    if (event.type === 'run.paused') waiting = event.toolCallIds;
+  }
+  return waiting.map((stepId) => ({ stepId, tool: tools.get(stepId) ?? '' }));
+}
+
+/**
+ * What hydrating a session reads from the ledger, with the paused plan run it holds (if any) and the run a crash
+ * cut that it resumes (if any).
+ */
+export type HydrateState = SessionState & {
+  readonly plan?: PlanHold | undefined;
+  readonly resume?: RunRecord | undefined;
+};
+
+/**
+ * The paused plan run a hydrated session holds, when the ledger's latest paused run of the session is a plan
+ * (no agent run's calls wait): what it waits for comes from the saved snapshot, or, when the snapshot is older
+ * than the pause (a crash before it was written), from the plan's recorded events.
+ */
+export async function pausedPlanToRestore(
+  ledger: Ledger,
+  sessionKey: string,
+  state: SessionState,
+): Promise<PlanHold | undefined> {
+  const paused = state.paused;
+  if (paused === undefined || paused.run.provider !== 'plan' || paused.run.status !== 'awaiting_approval')
+    return undefined;
+  if (paused.calls.some((call) => call.kind !== 'ran')) return undefined;
+  const { runId } = paused.run;
+  const saved = savedPlans(state.record?.snapshot).find(
+    (plan) => plan.runId === runId && plan.state === 'awaiting_approval',
+  );
+  if (saved !== undefined) return saved;
+  return { runId, state: 'awaiting_approval', steps: await stepsFromEvents(ledger, sessionKey, runId) };
 }

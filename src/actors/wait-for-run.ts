@@ -1,12 +1,10 @@
 import type { LiveSession } from './session-registry.js';
-import { pausedPlanOf } from './session-plans.js';
+import { pausedPlanOf } from './session-pause.js';
 import { isRunPaused, type PausedCallInfo, type RunResult, type RunSummary } from '../runner/index.js';
-import { maxDurationMs } from '../core/index.js';
-import { RuntimeError } from '../core/index.js';
-import type { PauseState } from '../core/index.js';
+import { maxDurationMs, RuntimeError, type PauseState } from '../core/index.js';
 import { isRunActive } from '../policies/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { activityOf } from './session-activity.js';
+import { activityOf } from './session-machine.js';
 
 /** A paused run, as `waitForEnd()` reports it: why it paused and the calls it waits for. */
 export interface PausedRunInfo {

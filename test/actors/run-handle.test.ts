@@ -1,9 +1,12 @@
 import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { activityOf } from '../../src/actors/session-activity.js';
-import { createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
-import { stopSession } from '../../src/actors/session-stop.js';
+import {
+  activityOf,
+  createSessionMachine,
+  type SessionActor,
+  stopSession,
+} from '../../src/actors/session-machine.js';
 import { RuntimeError } from '../../src/core/errors.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { defaultQueueSettings } from '../../src/policies/queue-settings.js';

@@ -1,10 +1,9 @@
 import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
-import { activityOf } from '../../src/actors/session-activity.js';
+import { activityOf, createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
 import { admissionFor, statusOf } from '../../src/actors/session-admission.js';
 import type { QueuedMessage, SessionEvent } from '../../src/actors/session-context.js';
-import { createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { queueModes } from '../../src/core/queue-modes.js';
 import { defaultQueueSettings, type QueueSettings } from '../../src/policies/queue-settings.js';

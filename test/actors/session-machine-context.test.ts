@@ -2,7 +2,7 @@ import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
 import { createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
-import { recordOf, settingsOf, snapshotWithSettings } from '../../src/actors/session-record.js';
+import { recordOf, settingsOf, snapshotWithSettings } from '../../src/actors/session-context.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
 import type { RunRequest } from '../../src/runner/run-request.js';
