@@ -1,12 +1,12 @@
-export { admitMessage, type SendResult } from './admit-message.js';
+export { sendMessage, type SendResult } from './admit-message.js';
 export {
   attachmentsOptionsSchema,
   workspaceOptionsSchema,
   type AttachmentsOptions,
   type WorkspaceOptions,
 } from './attachment-options.js';
-export { authorityOptionsSchema, resolveAuthority, type AuthorityOptions } from './authority-options.js';
-export { assertMayControl, type Controller } from './control-check.js';
+export { authorityOptionsSchema, resolveAuthority, type AuthorityOptions } from './authority.js';
+export { assertMayControl, type Controller } from './authority.js';
 export { forkSession, type ForkOptions } from './fork-session.js';
 export {
   inboundMessageSchema,
@@ -16,12 +16,12 @@ export {
   type InboundMessageInput,
 } from './inbound-message.js';
 export { watchRuntimeLedger } from './ledger-watch.js';
-export { sessionScopeOf } from './live-session-control.js';
+export { sessionScopeOf } from './runtime-internals.js';
 export { createMessageAttachments } from './message-attachments.js';
 export { openSessions } from './open-sessions.js';
 export { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
 export { recoverAtStart } from './recover.js';
-export { runRoleLayers, type RuntimeAuthority } from './run-authority.js';
+export { runRoleLayers, type RuntimeAuthority } from './authority.js';
 export { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 export {
   listPendingCalls,
@@ -35,7 +35,7 @@ export {
 export { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
 export { activityOf, type SessionState } from './session-machine.js';
 export type { DeliveryInDoubt, PlanInput, Session } from './session-api.js';
-export { createSessionGate } from './session-gate.js';
+export { createSessionGate } from './runtime-internals.js';
 export { createSessionQueue, type QueueItem, type SessionQueue } from './session-queue-handle.js';
 export type { LiveSession } from './session-registry.js';
 export { createSessionTools, type SessionTools } from './session-tools.js';

@@ -1,6 +1,4 @@
-import type { AttachmentRef, StoredPart } from '../core/index.js';
-import type { Clock } from '../core/index.js';
-import { RuntimeError } from '../core/index.js';
+import { type AttachmentRef, type StoredPart, type Clock, RuntimeError } from '../core/index.js';
 import {
   bareMediaType,
   inlineKindOf,
@@ -10,11 +8,9 @@ import {
   type InlineCapability,
 } from '../policies/index.js';
 import type { ModelProvider } from '../providers/index.js';
-import { describeUrl, downloadPart } from '../tools/index.js';
-import { safeFileName } from '../tools/index.js';
-import type { WorkspaceStore } from '../tools/index.js';
+import { describeUrl, downloadPart, safeFileName, type WorkspaceStore } from '../tools/index.js';
 import type { AttachmentsConfig } from './attachment-options.js';
-import { mediaTypeOfName, type MessagePart } from './message-parts.js';
+import { mediaTypeOfName, type MessagePart } from './inbound-message.js';
 
 /** The attachment side of admission: checks before anything is stored, then the store itself. */
 export interface MessageAttachments {

@@ -9,8 +9,7 @@ import { resolveQueueSettings, type QueueSettingsInput } from '../policies/index
 import { createRunExecutor, type RunServices, endHeldPlan } from '../runner/index.js';
 import type { EventBus } from '../events/index.js';
 import type { LateBound, Clock, IdGenerator } from '../core/index.js';
-import { sessionControlOf } from './live-session-control.js';
-import type { RuntimeInternals } from './runtime-internals.js';
+import { sessionControlOf, type RuntimeInternals } from './runtime-internals.js';
 
 /** The session side of a runtime: the registry of live sessions and the sweeper that hibernates idle ones. */
 export interface OpenedSessions {

@@ -1,16 +1,18 @@
 import { z } from 'zod';
 import type { LiveSession } from './session-registry.js';
-import { RuntimeError, isRuntimeError } from '../core/index.js';
-import { assertInputBounds } from '../core/index.js';
-import { buildPlanGraph } from '../plans/index.js';
-import { parsePlan, parsePlanOptions, type Plan, type PlanOptions } from '../plans/index.js';
-import { planStepIds, rootStepId } from '../plans/index.js';
+import { RuntimeError, isRuntimeError, assertInputBounds } from '../core/index.js';
+import {
+  buildPlanGraph,
+  parsePlan,
+  parsePlanOptions,
+  type Plan,
+  type PlanOptions,
+  planStepIds,
+  rootStepId,
+} from '../plans/index.js';
 import type { PlanRecord } from '../ledger/index.js';
-import { assertPlanStepIds, type PlanRunResult } from '../runner/index.js';
-import { resumePlanRun } from '../runner/index.js';
-import { startPlanRun } from '../runner/index.js';
-import { sessionScopeOf } from './live-session-control.js';
-import type { RuntimeInternals } from './runtime-internals.js';
+import { assertPlanStepIds, type PlanRunResult, resumePlanRun, startPlanRun } from '../runner/index.js';
+import { sessionScopeOf, type RuntimeInternals } from './runtime-internals.js';
 
 /**
  * `session.executePlan`: validate the plan (a cycle or a dangling dependency is refused before anything runs),

@@ -1,6 +1,5 @@
 import type { SessionRegistry } from './session-registry.js';
-import type { Clock } from '../core/index.js';
-import { createDeferred } from '../core/index.js';
+import { type Clock, createDeferred } from '../core/index.js';
 import type { Ledger, RunRecord } from '../ledger/index.js';
 import { subagentDepth } from '../policies/index.js';
 import {
@@ -8,11 +7,10 @@ import {
   defaultRecoveryPolicy,
   recoverOpenRuns,
   type RecoveryPolicy,
+  resumeCrashedPlan,
 } from '../runner/index.js';
-import { resumeCrashedPlan } from '../runner/index.js';
 import type { EventBus } from '../events/index.js';
-import { sessionScopeOf } from './live-session-control.js';
-import type { RuntimeInternals } from './runtime-internals.js';
+import { sessionScopeOf, type RuntimeInternals } from './runtime-internals.js';
 
 /**
  * Cancel the tasks of subagent sessions that never started: the parent run waiting for them crashed (and was closed

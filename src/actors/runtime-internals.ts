@@ -1,13 +1,10 @@
 import type { LiveSession, SessionRegistry } from './session-registry.js';
-import { RuntimeError } from '../core/index.js';
-import type { EventInput } from '../core/index.js';
-import type { RunServices } from '../runner/index.js';
-import type { RunWork } from '../runner/index.js';
+import { RuntimeError, type EventInput } from '../core/index.js';
+import type { RunServices, RunWork, RecoveryPolicy, SessionScope, SessionControl } from '../runner/index.js';
 import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from '../events/index.js';
-import type { SessionGate } from './session-gate.js';
-import type { RecoveryPolicy } from '../runner/index.js';
+import { pausedPlanOf } from './session-pause.js';
 
 /** What session handles share with their runtime: the run services, and the session side of the runtime. */
 export interface RuntimeInternals {
@@ -36,4 +33,94 @@ export interface RuntimeInternals {
 /** Throw `runtime_closed` once the runtime stopped taking work. */
 export function assertOpen(internals: RuntimeInternals): void {
   if (internals.isClosed()) throw new RuntimeError('runtime_closed', 'the runtime is closed');
+}
+
+interface Waiting {
+  run(session: LiveSession): void;
+  fail(error: unknown): void;
+}
+
+/**
+ * Run `work` against a session's live actor in call order. A live session runs it at once (synchronously);
+ * otherwise calls queue behind startup recovery (`ready`) and the session's hydration and run in order when it completes, so a message can
+ * never overtake one sent before it.
+ */
+export function createSessionGate(registry: SessionRegistry, ready: Promise<void>) {
+  const gates = new Map<string, Waiting[]>();
+  return function withSession<T>(key: string, work: (session: LiveSession) => Promise<T>): Promise<T> {
+    const live = registry.live(key);
+    if (live !== undefined && !gates.has(key)) return work(live);
+    return new Promise<T>((resolve, reject) => {
+      const waiting: Waiting = {
+        run: (session) => {
+          try {
+            work(session).then(resolve, reject);
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
+        fail: (error) => reject(error instanceof Error ? error : new Error(String(error))),
+      };
+      const queue = gates.get(key);
+      if (queue !== undefined) {
+        queue.push(waiting);
+        return;
+      }
+      const fresh: Waiting[] = [waiting];
+      gates.set(key, fresh);
+      ready
+        .then(() => registry.acquire(key))
+        .then(
+          (session) => {
+            for (let index = 0; index < fresh.length; index++) fresh[index]?.run(session);
+            gates.delete(key);
+          },
+          (error: unknown) => {
+            for (const entry of fresh) entry.fail(error);
+            gates.delete(key);
+          },
+        );
+    });
+  };
+}
+
+/** Runs work against a session's live actor, in call order. */
+export type SessionGate = ReturnType<typeof createSessionGate>;
+
+/** The `SessionControl` of a live session: its events on the bus, the plan and pause events to its actor. */
+export function sessionControlOf(internals: RuntimeInternals, session: LiveSession): SessionControl {
+  const context = () => session.actor.getSnapshot().context;
+  return {
+    key: session.key,
+    emit: (event) => internals.emit(session, event),
+    pausedRun() {
+      const { run, pause } = context();
+      if (run !== null && pause !== null) return { runId: run.runId, state: pause.state };
+      const plan = pausedPlanOf(context());
+      return plan === undefined ? undefined : { runId: plan.runId, state: 'awaiting_approval' };
+    },
+    pausedPlan: () => pausedPlanOf(context()),
+    holdPlan: (runId) => session.actor.send({ type: 'PLAN.HELD', runId }),
+    pausePlan: (runId, steps, at) => session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at }),
+    persist: () => internals.registry.persist(session),
+    releasePlan: (runId, summary) =>
+      session.actor.send({ type: 'PLAN.ENDED', runId, ...(summary === undefined ? {} : { summary }) }),
+    settleCall(turn, position) {
+      session.actor.send({ type: 'PAUSE.SETTLED', turn, position });
+      const after = context();
+      return {
+        ...(after.run === null ? {} : { runId: after.run.runId }),
+        ...(after.pause === null ? {} : { state: after.pause.state }),
+      };
+    },
+  };
+}
+
+/** What a plan run, an undo or a decision of this live session works with. */
+export function sessionScopeOf(internals: RuntimeInternals, session: LiveSession): SessionScope {
+  return {
+    services: internals.services,
+    work: internals.work,
+    control: sessionControlOf(internals, session),
+  };
 }

@@ -2,8 +2,7 @@ import { heldPlans, pausedPlanOf } from './session-pause.js';
 import { RuntimeError, storableTextProblem } from '../core/index.js';
 import { isRunActive } from '../policies/index.js';
 import { endHeldPlan, abortUndos } from '../runner/index.js';
-import { sessionControlOf } from './live-session-control.js';
-import type { RuntimeInternals } from './runtime-internals.js';
+import { sessionControlOf, type RuntimeInternals } from './runtime-internals.js';
 import { activityOf, stateOf, type SessionState } from './session-machine.js';
 
 /** What `status()` reports. */

@@ -1,18 +1,16 @@
 import type { z } from 'zod';
 import type { RuntimeEvent } from '../core/index.js';
 import type { RunRecord, TurnRecord } from '../ledger/index.js';
-import type { QueueSettingsInput } from '../policies/index.js';
-import type { ToolPolicyLayer } from '../policies/index.js';
+import type { QueueSettingsInput, ToolPolicyLayer } from '../policies/index.js';
 import type { planSchema, PlanOptionsInput } from '../plans/index.js';
-import type { PlanRunResult } from '../runner/index.js';
-import type { UndoOptions, UndoResult } from '../runner/index.js';
+import type { PlanRunResult, UndoOptions, UndoResult } from '../runner/index.js';
 import type { EventStreamOptions } from '../events/index.js';
 import type { SendResult } from './admit-message.js';
 import type { InboundMessageInput } from './inbound-message.js';
 import type { WaitResult } from './wait-for-run.js';
 import type { QueueItem, SessionQueue } from './session-queue-handle.js';
 import type { SessionStatus } from './session-abort.js';
-import type { Controller } from './control-check.js';
+import type { Controller } from './authority.js';
 import type { ApprovalInput, SupplyInput } from './tool-decisions.js';
 import type { ApprovePlanInput } from './plan-api.js';
 

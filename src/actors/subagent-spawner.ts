@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
-import { abortReason } from '../core/index.js';
-import { RuntimeError } from '../core/index.js';
-import type { EventOf } from '../core/index.js';
-import { runStatuses, type RunStatus } from '../core/index.js';
+import {
+  abortReason,
+  RuntimeError,
+  type EventOf,
+  runStatuses,
+  type RunStatus,
+  type LateBound,
+} from '../core/index.js';
 import type { SubagentLane } from '../lanes/index.js';
 import { subagentDepth, subagentKey } from '../policies/index.js';
-import type { SessionPort } from '../runner/index.js';
-import type { SubagentParent, SubagentPort, SubagentSpawn } from '../runner/index.js';
-import type { LateBound } from '../core/index.js';
+import type { SessionPort, SubagentParent, SubagentPort, SubagentSpawn } from '../runner/index.js';
 import type { RuntimeInternals } from './runtime-internals.js';
-import { runRoleOf } from './run-authority.js';
+import { runRoleOf } from './authority.js';
 import type { InboundMessageInput } from './inbound-message.js';
 
 type RunEnded = EventOf<'run.ended'>;

@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import type { LiveSession } from './session-registry.js';
-import { approvalDecisions, approvalMemories } from '../core/index.js';
-import { RuntimeError } from '../core/index.js';
-import { assertInputBounds } from '../core/index.js';
+import { approvalDecisions, approvalMemories, RuntimeError, assertInputBounds } from '../core/index.js';
 import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
-import { settleApproval, settleSupplied, type WaitingCall } from '../runner/index.js';
-import { serialize } from '../runner/index.js';
-import { describeInvalidArgs } from '../tools/index.js';
-import type { ToolRegistry } from '../tools/index.js';
+import { settleApproval, settleSupplied, type WaitingCall, serialize } from '../runner/index.js';
+import { describeInvalidArgs, type ToolRegistry } from '../tools/index.js';
 import { wellFormed } from './inbound-message.js';
-import { assertMayControl, type Controller } from './control-check.js';
-import { sessionScopeOf } from './live-session-control.js';
-import type { RuntimeInternals } from './runtime-internals.js';
+import { assertMayControl, type Controller } from './authority.js';
+import { sessionScopeOf, type RuntimeInternals } from './runtime-internals.js';
 
 const approvalSchema = z
   .object({

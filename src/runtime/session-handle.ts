@@ -1,7 +1,6 @@
 import type { RuntimeEvent } from '../core/index.js';
-import { admitMessage } from '../actors/index.js';
+import { sendMessage } from '../actors/index.js';
 import { streamEvents, type EventStreamOptions } from '../events/index.js';
-import { parseInboundMessage, parseQueueSettings } from '../actors/index.js';
 import { parseTimeout, waitForRun } from '../actors/index.js';
 import { createSessionQueue } from '../actors/index.js';
 import { sessionSettings } from './session-settings.js';
@@ -59,13 +58,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
   const { withSession } = internals;
   const session: Session = {
     key,
-    async send(input, options) {
-      assertOpen(internals);
-      const message = parseInboundMessage(input);
-      const settings = parseQueueSettings('send: options', options);
-      internals.admission.attachments.check(message.parts);
-      return withSession(key, (live) => admitMessage(internals.admission, live, message, settings));
-    },
+    send: (input, options) => sendMessage(internals, key, input, options),
     steer: (input) => session.send(input, { mode: 'steer' }),
     abort: (options) => abortAs(internals, key, options),
     async waitForEnd(options) {
