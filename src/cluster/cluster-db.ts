@@ -9,6 +9,10 @@ export interface ClusterDatabaseOptions {
   readonly connectionString: string;
   /** @default 'agentlanes' */
   readonly schema?: string | undefined;
+  /** How long a statement waits for a connection (a new one, or one of the pool's when all are busy). @default 5000 */
+  readonly connectTimeoutMs?: number | undefined;
+  /** The pool's connections. @default 4 */
+  readonly poolSize?: number | undefined;
 }
 
 /** One statement with positional parameters. */
@@ -39,7 +43,7 @@ const int8 = 20;
 function connectionConfig(options: ClusterDatabaseOptions, schema: string, pg: PgModule) {
   return {
     connectionString: options.connectionString,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=10000`,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
@@ -68,7 +72,7 @@ export async function openClusterDatabase(options: ClusterDatabaseOptions): Prom
   const translate = (error: unknown): Error => translatePostgresError(error, options.connectionString);
   const pg = (await import('pg')).default;
   const config = connectionConfig(options, schema, pg);
-  const pool = new pg.Pool({ ...config, max: 4 });
+  const pool = new pg.Pool({ ...config, max: options.poolSize ?? 4 });
   // A client the server dropped (a stall past the idle-in-transaction timeout) emits 'error', checked out or not:
   // its query rejects anyway, so the event itself must not crash the process.
   pool.on('error', () => undefined);

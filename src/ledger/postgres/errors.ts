@@ -39,7 +39,7 @@ export function isConnectionFailure(error: unknown): boolean {
   const message = (error as { message?: unknown }).message;
   return (
     typeof message === 'string' &&
-    /connection terminated|connection timeout|not queryable|client has encountered a connection error/iu.test(
+    /connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|client has encountered a connection error/iu.test(
       message,
     )
   );
