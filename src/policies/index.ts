@@ -21,7 +21,7 @@ export {
   rotatesProfile,
 } from './classify-failure.js';
 export type { FailureReason, ProviderFailure } from './classify-failure.js';
-export { dedupeWindowMs, isDuplicate, rememberMessage } from './dedupe.js';
+export { dedupeWindowMs, isDuplicate, rememberMessage } from './queue-admission.js';
 export { composeMessageText, describeAttachment, inlineAttachmentsOf } from './attachment-prompt.js';
 export {
   anthropicInlineCapabilities,
@@ -41,7 +41,7 @@ export {
   subagentLayers,
   subagentParent,
 } from './subagent-policy.js';
-export type { SeenMessage } from './dedupe.js';
+export type { SeenMessage } from './queue-admission.js';
 export { drainDueAt } from './drain-timing.js';
 export type { DrainTimingInput } from './drain-timing.js';
 export { decideCap } from './queue-cap.js';
@@ -125,6 +125,6 @@ export {
 } from './sender-prompt.js';
 export type { SenderAttribution } from './sender-prompt.js';
 export { countBlocks } from './block-chunker.js';
-export { dedupeMaxIds } from './dedupe.js';
+export { dedupeMaxIds } from './queue-admission.js';
 export { decideAdmission, isRunActive, type Admission, type SessionActivity } from './queue-admission.js';
 export { dropSummaryLimit, keepDropSummary } from './queue-cap.js';

@@ -5,7 +5,7 @@ import {
   isDuplicate,
   rememberMessage,
   type SeenMessage,
-} from '../../src/policies/dedupe.js';
+} from '../../src/policies/queue-admission.js';
 
 describe('dedupeWindowMs', () => {
   it('is five minutes when not configured', () => {
