@@ -59,6 +59,7 @@ export function openSessions(
     clock,
     ids: config.ids,
     executeRun: createRunExecutor(services),
+    portOf: (sessionKey) => services.sessionPort(sessionKey),
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
     // The events announcing the pause or end go out now; `waitForEnd()` hears the machine's `run.settled` after.
     onRunEnded: (sessionKey) => bus.adopted(sessionKey),

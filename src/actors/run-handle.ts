@@ -1,7 +1,7 @@
 import type { Clock } from '../core/index.js';
 import { runAbortReason, type AbortStatus } from '../runner/index.js';
 import type { RunPhase } from '../runner/index.js';
-import type { ExecuteRun, RunRequest } from '../runner/index.js';
+import type { ExecuteRun, RunPort, RunRequest, SessionPort } from '../runner/index.js';
 import { isRunPaused } from '../runner/index.js';
 import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/index.js';
 import type { ActiveRun, SessionEvent } from './session-context.js';
@@ -44,6 +44,24 @@ function requestFor(sessionKey: string, run: ActiveRun, handle: RunHandle): RunR
     signal: handle.controller.signal,
     steering: handle.steering,
     abort: (status, reason) => abortHandle(handle, status, reason),
+  };
+}
+
+/**
+ * The port of `run`: its session's port, looked up at the run's first event (the session is live by then, also
+ * for a run a hydrating session starts), and its phase kept on its handle.
+ */
+function portFor(
+  sessionKey: string,
+  portOf: (sessionKey: string) => SessionPort,
+  handle: RunHandle,
+): RunPort {
+  let port: SessionPort | undefined;
+  const session = (): SessionPort => (port ??= portOf(sessionKey));
+  return {
+    key: sessionKey,
+    emit: (event) => session().emit(event),
+    durable: () => session().durable?.() ?? Promise.resolve(),
     setPhase: (phase) => {
       handle.phase = phase;
     },
@@ -55,7 +73,7 @@ function requestFor(sessionKey: string, run: ActiveRun, handle: RunHandle): RunR
  * it could not start (RUN.NOT_STARTED). A paused run aborted or interrupted meanwhile comes back only to end.
  */
 export function startRun(
-  executeRun: ExecuteRun,
+  executor: { readonly executeRun: ExecuteRun; readonly portOf: (sessionKey: string) => SessionPort },
   clock: Clock,
   sessionKey: string,
   run: ActiveRun,
@@ -74,7 +92,8 @@ export function startRun(
     handle.settled = true;
     if (report.active()) report.send(event);
   };
-  executeRun(requestFor(sessionKey, run, handle)).then(
+  const { executeRun, portOf } = executor;
+  executeRun(requestFor(sessionKey, run, handle), portFor(sessionKey, portOf, handle)).then(
     (result) => {
       const unadmitted: SteerMessage[] = handle.steering.take();
       if (isRunPaused(result)) send({ type: 'RUN.PAUSED', paused: result, unadmitted, at: result.at });

@@ -1,6 +1,13 @@
 import { assign, enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { Clock, IdGenerator } from '../core/index.js';
-import type { AbortStatus, ExecuteRun, RunPaused, RunSummary, RunResult } from '../runner/index.js';
+import type {
+  AbortStatus,
+  ExecuteRun,
+  RunPaused,
+  RunSummary,
+  RunResult,
+  SessionPort,
+} from '../runner/index.js';
 import { abortRun, startRun, steerRun, phaseOf } from './run-handle.js';
 import {
   endRun,
@@ -43,6 +50,8 @@ export interface SessionMachineDeps {
   readonly ids: IdGenerator;
   /** Start a run: lanes, ledger, turn loop. Resolves with the summary once the run ended and was recorded. */
   readonly executeRun: ExecuteRun;
+  /** The port a run of this session emits its events through. */
+  readonly portOf: (sessionKey: string) => SessionPort;
   /** Called when a session goes idle with nothing queued (it may hibernate after a while). */
   readonly onIdle: (sessionKey: string) => void;
   /** Called when a run ended and the session has moved on. */
@@ -107,7 +116,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
       startRun: ({ context, self }) => {
         const report = { send: (event: SessionEvent) => self.send(event), active: () => isActive(self) };
-        startRun(deps.executeRun, clock, context.sessionKey, context.run as ActiveRun, report);
+        startRun(deps, clock, context.sessionKey, context.run as ActiveRun, report);
       },
       steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;

@@ -11,8 +11,13 @@ export {
   type TurnDraft,
 } from './run-context.js';
 export type { ProfileStats } from './auth-profile-stats.js';
-export { createAuthProfiles, type AuthProfiles } from './auth-profiles.js';
-export { summarizeOlderTurns, type Compactor } from './compaction.js';
+export {
+  createAuthProfiles,
+  type AuthProfileConfig,
+  type AuthProfiles,
+  type SecretSource,
+} from './auth-profiles.js';
+export { summarizeOlderTurns, type CompactionInput, type Compactor } from './compaction.js';
 export {
   closeCrashedRuns,
   defaultRecoveryPolicy,
@@ -38,7 +43,7 @@ export {
 } from './run-summary.js';
 export { createRunWork, type RunWork } from './run-work.js';
 export type { SessionControl } from './session-control.js';
-export type { SessionPort } from './session-port.js';
+export type { RunPort, SessionPort } from './session-port.js';
 export type { SessionScope } from './session-scope.js';
 export {
   createSubagentTool,

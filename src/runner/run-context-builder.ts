@@ -39,7 +39,7 @@ export function buildRunContext(
     ...(resume === undefined ? {} : { resume }),
     emit: (event) => port.emit(scrubEventError(event, scrub)),
     ...(port.durable === undefined ? {} : { durable: () => port.durable?.() ?? Promise.resolve() }),
-    setPhase: request.setPhase,
+    setPhase: (phase) => port.setPhase(phase),
     recordTurn: (draft) => {
       const turn = scrubErrorTurn(draft, scrub);
       const at = services.clock.now();

@@ -11,10 +11,10 @@ import type { RunResult } from './run-summary.js';
  * run opened, its messages marked consumed, its turns and its end or pause recorded in the ledger.
  */
 export function createRunExecutor(services: RunServices): ExecuteRun {
-  return async (request) => {
+  return async (request, port) => {
     // Start a microtask later, so the inbox record of the message that triggered the run is written first.
     await Promise.resolve();
-    const scope = openRunScope(services, request);
+    const scope = openRunScope(services, request, port);
     // A paused run aborted or interrupted meanwhile only ends; it needs no lane, and it ends even while closing.
     if (request.run.resume !== undefined && request.signal.aborted) return endRunBeforeStart(scope);
     if (!services.accepting()) throw new RuntimeError('runtime_closed', 'the runtime is closing');

@@ -1,9 +1,9 @@
 import type { InlineAttachment } from '../core/index.js';
 import type { PauseState } from '../core/index.js';
 import type { AbortStatus } from './run-abort.js';
-import type { RunPhase } from './run-context.js';
 import type { RunResult } from './run-summary.js';
 import type { SteerInbox } from './steer-inbox.js';
+import type { RunPort } from './session-port.js';
 
 /** The run a session machine hands out to execute: its messages, its prompt, and where it stands. */
 export interface RunTicket {
@@ -32,11 +32,10 @@ export interface RunRequest {
   readonly steering: SteerInbox;
   /** Abort the run's own controller (the run timeout; a ledger that cannot record the run). */
   readonly abort: (status: AbortStatus, reason: string) => void;
-  readonly setPhase: (phase: RunPhase) => void;
 }
 
 /**
  * Executes a run; resolves with its summary once ended and recorded, or with the pause once recorded, or rejects
  * when it could not start (then its messages go back to the queue).
  */
-export type ExecuteRun = (request: RunRequest) => Promise<RunResult>;
+export type ExecuteRun = (request: RunRequest, port: RunPort) => Promise<RunResult>;

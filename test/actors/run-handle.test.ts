@@ -11,17 +11,20 @@ import { RuntimeError } from '../../src/core/errors.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
 import type { RunRequest } from '../../src/runner/run-request.js';
+import type { RunPort } from '../../src/runner/session-port.js';
 import type { RunResult } from '../../src/runner/run-summary.js';
 
 /** A bare session actor with one run started, waiting until the test finishes it. */
 function sessionWithRun() {
   const clock = fakeClock({ now: 1000 });
-  const runs: { request: RunRequest; finish: (result: RunResult) => void }[] = [];
+  const runs: { request: RunRequest; port: RunPort; finish: (result: RunResult) => void }[] = [];
   const ended: RunResult[] = [];
   const machine = createSessionMachine({
     clock,
     ids: sequentialIds(),
-    executeRun: (request) => new Promise<RunResult>((resolve) => runs.push({ request, finish: resolve })),
+    executeRun: (request, port) =>
+      new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
+    portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
     onRunEnded: (_key, summary) => ended.push(summary),
     onRunPaused: () => undefined,
@@ -57,16 +60,16 @@ describe('the run handle of a session', () => {
   it('keeps the run phase as data without a machine transition when the run reports a phase', () => {
     const { actor, run } = sessionWithRun();
     const before = actor.getSnapshot();
-    run.request.setPhase('streaming');
+    run.port.setPhase('streaming');
     expect(actor.getSnapshot()).toBe(before);
     expect(activityOf(actor.getSnapshot())).toBe('streaming');
-    run.request.setPhase('settling');
+    run.port.setPhase('settling');
     expect(activityOf(actor.getSnapshot())).toBe('settling');
   });
 
   it('keeps no run handle in the persisted snapshot when a run is in flight', () => {
     const { actor, run } = sessionWithRun();
-    run.request.setPhase('tools');
+    run.port.setPhase('tools');
     const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as Record<string, unknown>;
     expect(persisted['children']).toEqual({});
     expect(JSON.stringify(persisted)).not.toContain('tools');

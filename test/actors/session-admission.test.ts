@@ -8,10 +8,12 @@ import { sequentialIds } from '../../src/core/ids.js';
 import { queueModes } from '../../src/core/queue-modes.js';
 import { defaultQueueSettings, type QueueSettings } from '../../src/policies/queue-settings.js';
 import type { RunRequest } from '../../src/runner/run-request.js';
+import type { RunPort } from '../../src/runner/session-port.js';
 import type { RunResult } from '../../src/runner/run-summary.js';
 
 interface Started {
   readonly request: RunRequest;
+  readonly port: RunPort;
   readonly finish: (result: RunResult) => void;
 }
 
@@ -23,10 +25,11 @@ function session() {
   const machine = createSessionMachine({
     clock,
     ids: sequentialIds(),
-    executeRun: (request) =>
+    executeRun: (request, port) =>
       new Promise<RunResult>((resolve) => {
-        runs.push({ request, finish: resolve });
+        runs.push({ request, port, finish: resolve });
       }),
+    portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
     onRunEnded: () => undefined,
     onRunPaused: () => undefined,
@@ -72,7 +75,7 @@ function admit(actor: SessionActor, messageId: string, settings: Partial<QueueSe
 function streaming() {
   const live = session();
   admit(live.actor, 'm1');
-  live.runs[0]?.request.setPhase('streaming');
+  live.runs[0]?.port.setPhase('streaming');
   return live;
 }
 
@@ -114,7 +117,7 @@ describe('session admission', () => {
 
   it('queues a steer message as a followup when the run is settling', () => {
     const { actor, runs } = streaming();
-    runs[0]?.request.setPhase('settling');
+    runs[0]?.port.setPhase('settling');
     expect(admit(actor, 'm2', { mode: 'steer' })).toEqual({
       messageId: 'm2',
       kind: 'enqueue',

@@ -6,16 +6,19 @@ import { recordOf, settingsOf, snapshotWithSettings } from '../../src/actors/ses
 import { sequentialIds } from '../../src/core/ids.js';
 import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
 import type { RunRequest } from '../../src/runner/run-request.js';
+import type { RunPort } from '../../src/runner/session-port.js';
 import type { RunResult, RunSummary } from '../../src/runner/run-summary.js';
 
 /** A bare session actor; `admit` starts a run the test finishes, `settled` collects what the actor emits. */
 function session() {
   const clock = fakeClock({ now: 1000 });
-  const runs: { request: RunRequest; finish: (result: RunResult) => void }[] = [];
+  const runs: { request: RunRequest; port: RunPort; finish: (result: RunResult) => void }[] = [];
   const machine = createSessionMachine({
     clock,
     ids: sequentialIds(),
-    executeRun: (request) => new Promise<RunResult>((resolve) => runs.push({ request, finish: resolve })),
+    executeRun: (request, port) =>
+      new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
+    portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
     onRunEnded: () => undefined,
     onRunPaused: () => undefined,
