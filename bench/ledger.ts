@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { createRuntime } from '../dist/index.js';
 import { scriptedModel } from '../dist/testing/index.js';
 import {
@@ -31,9 +32,65 @@ const concurrency = 8;
 const dir = mkdtempSync(join(tmpdir(), 'agentlanes-bench-'));
 let files = 0;
 
-/** What one pass measured, with the bytes its database took on disk. */
+/** What one pass measured, with the bytes its database took on disk and the statements it ran. */
 interface Pass extends LoopResult {
   bytesPerMessage: number;
+  statements: Map<string, number>;
+}
+
+/**
+ * Statements run, by kind, counted at the bench level: better-sqlite3's Database.prototype.exec and the run / get /
+ * all / iterate methods of every prepared statement (their prototype, taken from a first prepare) are wrapped, so
+ * the ledger's own statements, the transactions better-sqlite3 opens for `db.transaction` (BEGIN, SAVEPOINT,
+ * RELEASE, COMMIT are prepared statements there) and pragmas all count. The same wrappers count the floor.
+ */
+let counted = new Map<string, number>();
+function kindOf(sql: string): string {
+  const text = sql.replace(/\s+/g, ' ').trim();
+  const words = text.split(' ');
+  const verb = (words[0] ?? '').toUpperCase();
+  if (verb === 'SAVEPOINT' || verb === 'RELEASE') return verb;
+  if (verb === 'ROLLBACK' || verb === 'COMMIT' || verb === 'BEGIN' || verb === 'PRAGMA') return text;
+  return text.length > 110 ? `${text.slice(0, 107)}...` : text;
+}
+function count(sql: string): void {
+  const kind = kindOf(sql);
+  counted.set(kind, (counted.get(kind) ?? 0) + 1);
+}
+function countStatements(): void {
+  const probe = new Database(':memory:');
+  const statement = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, unknown>;
+  probe.close();
+  for (const method of ['run', 'get', 'all', 'iterate']) {
+    const original = statement[method] as (...args: unknown[]) => unknown;
+    statement[method] = function (this: { source: string }, ...args: unknown[]) {
+      count(this.source);
+      return original.apply(this, args);
+    };
+  }
+  const database = Database.prototype as unknown as Record<string, unknown>;
+  const exec = database.exec as (this: Database.Database, sql: string) => Database.Database;
+  database.exec = function (this: Database.Database, sql: string) {
+    count(sql);
+    return exec.call(this, sql);
+  };
+}
+countStatements();
+/** Start counting a pass's statements afresh; the map filled from now on. */
+function startCounting(): Map<string, number> {
+  counted = new Map();
+  return counted;
+}
+/** Statements and commits per message, and the top kinds. */
+function statementReport(statements: Map<string, number>, messages: number, top = 10): string[] {
+  const total = [...statements.values()].reduce((sum, n) => sum + n, 0);
+  const commits = statements.get('COMMIT') ?? 0;
+  const lines = [
+    `${(total / messages).toFixed(2)} statements per message, ${(commits / messages).toFixed(3)} commits per message`,
+  ];
+  const kinds = [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+  for (const [kind, n] of kinds) lines.push(`    ${(n / messages).toFixed(3)}  ${kind}`);
+  return lines;
 }
 
 /** Bytes of a database and its WAL, then remove them. */
@@ -46,6 +103,7 @@ function bytesOnDisk(path: string): number {
 /** One pass of the runtime on a fresh SQLite file. */
 async function runtimePass(sessions: Workload): Promise<Pass> {
   const path = join(dir, `runtime-${++files}.db`);
+  const statements = startCounting();
   const runtime = createRuntime({
     ledger: { path, synchronous },
     providers: { scripted: scriptedModel(() => ({ text: 'ok, done' }), { record: false }) },
@@ -62,12 +120,13 @@ async function runtimePass(sessions: Workload): Promise<Pass> {
       throw new Error(`run ${ended.run.status}`);
   });
   await runtime.close();
-  return { ...result, bytesPerMessage: bytesOnDisk(path) / result.messages };
+  return { ...result, statements, bytesPerMessage: bytesOnDisk(path) / result.messages };
 }
 
 /** One pass of the durable floor on a fresh SQLite file. */
 async function floorPass(sessions: Workload): Promise<Pass> {
   const path = join(dir, `floor-${++files}.db`);
+  const statements = startCounting();
   const floor = createFloor({ concurrency, store: sqliteFloorStore({ path, synchronous }) });
   const result = await closedLoop(sessions, async (session, message, acknowledged) => {
     const chat = floor.session(`bench:${session}`);
@@ -76,7 +135,7 @@ async function floorPass(sessions: Workload): Promise<Pass> {
     await done;
   });
   await floor.close();
-  return { ...result, bytesPerMessage: bytesOnDisk(path) / result.messages };
+  return { ...result, statements, bytesPerMessage: bytesOnDisk(path) / result.messages };
 }
 
 /** Both passes, the floor before and after the runtime; prints the figures and the ratio. */
@@ -106,6 +165,13 @@ async function compare(): Promise<void> {
   console.log(
     `  on disk: ${Math.round(measured.bytesPerMessage)} bytes per message (target <= 1,536; floor ${Math.round(floorBefore.bytesPerMessage)})`,
   );
+  console.log(
+    '  statements counted by wrapping better-sqlite3 (Database.prototype.exec, Statement run/get/all/iterate):',
+  );
+  const [runtimeTotals, ...runtimeKinds] = statementReport(measured.statements, measured.messages);
+  console.log(`  runtime: ${runtimeTotals} (targets <= 6 and <= 0.15)`);
+  for (const line of runtimeKinds) console.log(line);
+  console.log(`  floor: ${statementReport(floorBefore.statements, floorBefore.messages, 0)[0]}`);
 }
 
 const warmUp: Workload = { sessions: 500, perSession: 2 };
@@ -118,5 +184,6 @@ else {
   console.log(
     `ledger bench, ${only} only: ${rate(result.perSecond)}, acknowledgement ${p50p99(result.acks)}`,
   );
+  for (const line of statementReport(result.statements, result.messages)) console.log(`  ${line}`);
 }
 rmSync(dir, { recursive: true, force: true });
