@@ -33,7 +33,16 @@ export { assertPlanStepIds, type PlanRunResult } from './plan-run.js';
 export { startPlanRun } from './plan-start.js';
 export { createRunExecutor } from './run-executor.js';
 export type { ExecuteRun, RunRequest } from './run-request.js';
-export type { LedgerGuard, RunLease, RunServices } from './run-services.js';
+export type {
+  LaneServices,
+  LedgerGuard,
+  ModelServices,
+  RecordServices,
+  RunBasics,
+  RunLease,
+  RunServices,
+  ToolServices,
+} from './run-services.js';
 export {
   isRunPaused,
   type PausedCallInfo,

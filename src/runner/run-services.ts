@@ -44,12 +44,8 @@ export interface LedgerGuard {
   stop(): void;
 }
 
-/** The one bag of services every run shares, built once by `createRuntime` and passed down as it is. */
-export interface RunServices {
-  readonly ledger: Ledger;
-  readonly clock: Clock;
-  readonly ids: IdGenerator;
-  readonly random: Random;
+/** The models a run calls and how: candidates in fallback order, auth profiles, prices, compaction. */
+export interface ModelServices {
   /** The models to call, in fallback order (the first is the run's primary model). */
   readonly candidates: readonly [ModelCandidate, ...ModelCandidate[]];
   readonly thinking: ThinkingLevel | undefined;
@@ -59,36 +55,62 @@ export interface RunServices {
   readonly maxAttempts: number;
   /** The longest a model call waits for a cooling profile (`failover.maxWaitMs`). */
   readonly maxWaitMs: number;
-  /** Serialises a session's runs; undo and plan runs take it too, so they never overlap a run. */
-  readonly sessionLane: SessionLane;
-  readonly globalLane: GlobalLane;
+  readonly system: string | undefined;
+  readonly compactor: Compactor;
+}
+
+/** The tools a run may call, and where their parts and subagents live. */
+export interface ToolServices {
   /** The tools a session's runs may call (the runtime's policy layers, then the session's own). */
   readonly toolsFor: (sessionKey: string) => ToolRegistry;
   /** A configured tool by name, whatever the policy says (undo of a tool the policy removed since). */
   readonly toolByName: (name: string) => Tool | undefined;
   /** Runs plan steps as jobs on any worker of a cluster; without it a plan's steps run in its run. @default inline */
   readonly stepJobs?: StepToolRunner;
-  readonly limits: RunServiceLimits;
-  readonly blocks: { readonly minChars: number; readonly maxChars: number };
-  readonly system: string | undefined;
-  readonly compactor: Compactor;
   /** Tool names or globs that need approval whatever their risk. */
   readonly alwaysApprove: readonly string[];
   /** Subagents: their lane, the spawn behind `spawn_subagent`, and the parent a child's run records. */
   readonly subagents: SubagentPort;
-  /** The live session's port, taken once when a run starts. */
-  readonly sessionPort: (sessionKey: string) => SessionPort;
-  /** False once the runtime is closing: runs that have not started yet stay queued. */
-  readonly accepting: () => boolean;
-  /** Stops runs at a write the ledger cannot take, and holds their end until it heals. @default none */
-  readonly ledgerGuard?: LedgerGuard | undefined;
-  /** Reports a failure in the background (a ledger write). */
-  readonly onError: (error: unknown) => void;
   /** Where content parts are stored; inline attachments are read from it right before each model call. */
   readonly workspace: WorkspaceStore;
 }
 
+/** The lanes a run waits in, and whether the runtime still starts runs. */
+export interface LaneServices {
+  /** Serialises a session's runs; undo and plan runs take it too, so they never overlap a run. */
+  readonly sessionLane: SessionLane;
+  readonly globalLane: GlobalLane;
+  /** False once the runtime is closing: runs that have not started yet stay queued. */
+  readonly accepting: () => boolean;
+}
+
+/** Where a run records what it did, and where it reports what it could not. */
+export interface RecordServices {
+  readonly ledger: Ledger;
+  /** Stops runs at a write the ledger cannot take, and holds their end until it heals. @default none */
+  readonly ledgerGuard?: LedgerGuard | undefined;
+  /** Reports a failure in the background (a ledger write). */
+  readonly onError: (error: unknown) => void;
+  /** A live session's port: plan runs, undo and subagents emit through it (a chat run gets its own from the machine). */
+  readonly sessionPort: (sessionKey: string) => SessionPort;
+}
+
+/** What every run reads: the injected clock, ids and randomness, and the limits. */
+export interface RunBasics {
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly random: Random;
+  readonly limits: RunServiceLimits;
+  readonly blocks: { readonly minChars: number; readonly maxChars: number };
+}
+
+/**
+ * What runs share, built once by `createRuntime`: the basics and four capabilities. A function takes only the
+ * capabilities it uses (a model call: `RunBasics & ModelServices`).
+ */
+export type RunServices = RunBasics & ModelServices & ToolServices & LaneServices & RecordServices;
+
 /** Issue a ledger write whose failure is reported to `onError` instead of awaited. */
-export function writeInBackground(services: RunServices, promise: Promise<void>): void {
+export function writeInBackground(services: Pick<RecordServices, 'onError'>, promise: Promise<void>): void {
   promise.catch(services.onError);
 }

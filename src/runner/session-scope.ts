@@ -1,5 +1,5 @@
 import { RuntimeError } from '../core/index.js';
-import type { RunServices } from './run-services.js';
+import type { LaneServices, RunServices } from './run-services.js';
 import type { RunWork } from './run-work.js';
 import type { SessionControl } from './session-control.js';
 
@@ -13,7 +13,7 @@ export interface SessionScope {
 }
 
 /** Throw `runtime_closed` once the runtime stopped taking work. */
-export function assertAccepting(services: RunServices): void {
+export function assertAccepting(services: Pick<LaneServices, 'accepting'>): void {
   if (!services.accepting()) throw new RuntimeError('runtime_closed', 'the runtime is closed');
 }
 

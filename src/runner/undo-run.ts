@@ -3,7 +3,7 @@ import { RuntimeError, type ErrorInfo } from '../core/index.js';
 import type { CompensationRecord } from '../ledger/index.js';
 import { executeTool } from '../tools/index.js';
 import type { SessionScope } from './session-scope.js';
-import type { RunServices } from './run-services.js';
+import type { RunBasics, ToolServices } from './run-services.js';
 import type { ActiveUndo, RunWork } from './run-work.js';
 import { settleWork } from './settle-work.js';
 
@@ -59,7 +59,7 @@ export function abortUndos(work: RunWork, sessionKey: string, reason: string): n
 }
 
 async function compensate(
-  services: RunServices,
+  services: RunBasics & Pick<ToolServices, 'toolByName'>,
   record: CompensationRecord,
   signal: AbortSignal,
 ): Promise<ErrorInfo | undefined> {
@@ -156,7 +156,11 @@ async function runCompensations(
  * Let the plan runs and undos in progress finish within `timeoutMs`, then abort those still running and wait for
  * them to record how they stopped (what `runtime.close()` does before the ledger closes): plans first, then undos.
  */
-export async function settleRunWork(services: RunServices, work: RunWork, timeoutMs: number): Promise<void> {
+export async function settleRunWork(
+  services: Pick<RunBasics, 'clock'>,
+  work: RunWork,
+  timeoutMs: number,
+): Promise<void> {
   const plans = [...work.plans.values()].flatMap((runs) => [...runs.values()]);
   await settleWork(services.clock, plans, timeoutMs);
   await settleWork(services.clock, [...work.undos], timeoutMs);
