@@ -77,6 +77,20 @@ function createListeners(onError: (error: unknown) => void) {
 }
 
 /**
+ * Where a tail nobody listens to keeps its cursor (where a new listener starts): near the log's end, from the local
+ * bus at each pump, and from the log at most once per `pollMs` (not a read per local delivery and per ring).
+ */
+function createIdleCursor(deps: EventTailDeps): (cursor: number) => Promise<number> {
+  let lastRead = Number.NEGATIVE_INFINITY;
+  return async (cursor) => {
+    const near = Math.max(cursor, deps.bus.delivered);
+    if (deps.clock.now() - lastRead < deps.pollMs) return near;
+    lastRead = deps.clock.now();
+    return Math.max(near, await deps.ledger.lastCursor());
+  };
+}
+
+/**
  * The event bus as streams of a cluster worker see it: every worker's events, read back from the log in cursor
  * order (which is commit order), at each ring of the doorbell, each local delivery, and every `pollMs` while
  * someone listens. Emitting stays the local bus's.
@@ -89,10 +103,11 @@ export function createEventTail(deps: EventTailDeps): EventBus & { stop(): void 
   let stopped = false;
   let timer: TimerHandle;
   const listening = (): boolean => listeners.size() > 0;
+  const idleCursor = createIdleCursor(deps);
   const pump = coalescing(async () => {
     if (!started || stopped) return;
     if (!listening()) {
-      cursor = Math.max(cursor, await ledger.lastCursor());
+      cursor = Math.max(cursor, await idleCursor(cursor));
       return;
     }
     for (;;) {

@@ -15,10 +15,12 @@ export interface ClusterLedger extends Ledger {
   release(sessionKey: string): void;
 }
 
-/** What the cluster ledger wraps, and what to do once events are durable (ring the other workers). */
+/**
+ * What the cluster ledger wraps. The other workers learn of its events from the ring each transaction that
+ * appends them sends with its COMMIT (the fence's `eventsWritten`, see session-owners.ts).
+ */
 export interface ClusterLedgerDeps {
   readonly ledger: PostgresLedger;
-  readonly written: () => void;
 }
 
 /** Consecutive events of one session, in order (events of different sessions are never reordered). */
@@ -134,11 +136,7 @@ export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger {
     // beside them (a run's closed row and its run.ended) and are numbered after the log's end in it.
     appendEvents: (events) =>
       Promise.all(runsOf(events).map((run) => view(run[0]?.sessionKey ?? '').appendEvents(run))).then(
-        () => deps.written(),
-        (error: unknown) => {
-          deps.written();
-          throw error;
-        },
+        () => undefined,
       ),
     // The ledger is the runtime's to close; the views share its connection.
     close: () => ledger.close(),

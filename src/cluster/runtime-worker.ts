@@ -11,7 +11,7 @@ import type { PostgresLedger, PostgresLedgerOptions } from '../ledger/index.js';
 import type { StepToolRunner } from '../plans/index.js';
 import { defaultRecoveryPolicy, recoverOpenRuns } from '../runner/index.js';
 import { resumeCrashedPlan } from '../runner/index.js';
-import { createEventTail, eventsRing } from './cluster-events.js';
+import { createEventTail } from './cluster-events.js';
 import { clusterSession, serveForwarded, statusesKind } from './cluster-session.js';
 import type { EventBus } from '../events/index.js';
 import type { ClaimAcross } from '../events/index.js';
@@ -64,10 +64,7 @@ export function openClusterWorker(
   if (!isPostgresLedger(ledger)) throw new RuntimeError('internal', 'the Postgres ledger has no fencing');
   const { postgres } = option as { readonly postgres: PostgresLedgerOptions };
   const cluster = createCluster({ ...postgres, ...config.cluster }, clock, onError);
-  const wrapped = createClusterLedger({
-    ledger,
-    written: coalescedRing(() => cluster.connections().then((opened) => opened.doorbell.ring(eventsRing))),
-  });
+  const wrapped = createClusterLedger({ ledger });
   const { globalLane } = config;
   return {
     cluster,
@@ -76,29 +73,6 @@ export function openClusterWorker(
     pollMs: cluster.timing.pollMs,
     stepJobs: cluster.jobs.planSteps === 'jobs' ? (job, signal) => cluster.runStep(job, signal) : undefined,
     lane: (local) => cluster.lane(local, globalLane),
-  };
-}
-
-/**
- * Ring with `ring` after writes, coalesced: writes that land while a ring is on its way make one more ring after it,
- * not one each (a run writes an event per token batch; the other workers only need to know the log moved on).
- */
-function coalescedRing(ring: () => Promise<void>): () => void {
-  let ringing = false;
-  let again = false;
-  const start = (): void => {
-    ringing = true;
-    again = false;
-    ring()
-      .catch(() => undefined)
-      .finally(() => {
-        ringing = false;
-        if (again) start();
-      });
-  };
-  return () => {
-    if (ringing) again = true;
-    else start();
   };
 }
 

@@ -1,6 +1,7 @@
 import type { FenceLease } from '../ledger/index.js';
 import type { ClusterDatabase, ClusterQuery } from './cluster-db.js';
-import { nowMs } from './cluster-schema.js';
+import { doorbellChannel, nowMs } from './cluster-schema.js';
+import { eventsRing } from './cluster-events.js';
 
 /** Who holds a session: this worker (with the owner row's epoch), or another one. */
 export type Ownership =
@@ -24,6 +25,8 @@ export function leaseFence(workerId: string): FenceLease {
     holder: workerId,
     remainingMs: `(SELECT w.lease_until - ${nowMs} FROM cluster_workers w WHERE w.worker_id = $3)`,
     commitCheck: `SELECT cluster_lease_check(${literal(workerId)})`,
+    // One ring per transaction that wrote events, delivered with its COMMIT (the other workers read the log on).
+    eventsWritten: `SELECT pg_notify(${literal(doorbellChannel)}, ${literal(eventsRing)})`,
   };
 }
 

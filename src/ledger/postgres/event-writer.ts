@@ -2,7 +2,7 @@ import { RuntimeError } from '../../core/index.js';
 import type { RuntimeEvent } from '../../core/index.js';
 import { createEventWriter, type EventWriter } from '../sql/batching-event-writer.js';
 import { createOrderedDeltaCoalescer } from './deltas.js';
-import type { PostgresQuery, PostgresWork } from './queue.js';
+import { gatherRows, type PostgresQuery, type PostgresWork, type RowStatement } from './queue.js';
 import { eventRow } from '../sql/params.js';
 
 /** The Postgres event log's writer (see batching-event-writer.ts). */
@@ -28,6 +28,13 @@ const highestSql = `SELECT GREATEST(coalesce((SELECT max(cursor) FROM events), 0
  */
 const endInTransaction = new WeakMap<PostgresQuery, number>();
 
+/** Event rows, gathered from every append of a transaction into one statement (see `gatherRows`). */
+const insertEventsSql: RowStatement = {
+  sql: `INSERT INTO events (cursor, session_key, seq, type, run_id, at, body)
+     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[])`,
+  table: 'events',
+};
+
 /**
  * Insert event rows in one statement (one array parameter per column), in cursor order after the log's end. With
  * `renumber`, the events are numbered here, after the log's end, in the transaction that writes them (their
@@ -51,19 +58,15 @@ export async function insertEvents(
   if (!(first > highest)) {
     throw new RuntimeError('invalid_input', `event cursor ${first} is not above ${highest}, the log's last`);
   }
-  await query(
-    `INSERT INTO events (cursor, session_key, seq, type, run_id, at, body)
-     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[])`,
-    [
-      rows.map((row) => row.cursor),
-      rows.map((row) => row.session_key),
-      rows.map((row) => row.seq),
-      rows.map((row) => row.type),
-      rows.map((row) => row.run_id),
-      rows.map((row) => row.at),
-      rows.map((row) => row.body),
-    ],
-  );
+  await gatherRows(query, insertEventsSql, [
+    rows.map((row) => row.cursor),
+    rows.map((row) => row.session_key),
+    rows.map((row) => row.seq),
+    rows.map((row) => row.type),
+    rows.map((row) => row.run_id),
+    rows.map((row) => row.at),
+    rows.map((row) => row.body),
+  ]);
   endInTransaction.set(query, Math.max(highest, ...rows.map((row) => row.cursor)));
 }
 

@@ -3,7 +3,7 @@ import type { RuntimeEvent } from '../../core/index.js';
 import type { PostgresAccess } from './access.js';
 import type { PostgresEventWriter } from './event-writer.js';
 import { insertEvents } from './event-writer.js';
-import { checkBeforeCommit, type PostgresQuery } from './queue.js';
+import { batchTags, checkBeforeCommit, type PostgresQuery } from './queue.js';
 
 /** Who may write a session: the epoch its owner claimed, and the lease it claimed it under (on a cluster). */
 export interface SessionFence {
@@ -27,11 +27,19 @@ export interface FenceLease {
   readonly remainingMs: string;
   /** A statement (its values inlined) that raises once the lease ended, run last before COMMIT. */
   readonly commitCheck: string;
+  /**
+   * A statement (its values inlined) run before the COMMIT of every transaction that appended events under the
+   * lease, in the COMMIT's own message: once per transaction, however many appends it holds (a cluster's ring).
+   */
+  readonly eventsWritten?: string | undefined;
 }
 
-// FOR SHARE holds the session row until this transaction ends: a claim (an UPDATE of the row) waits for it, so no
-// write can pass the check and then commit after a newer owner's claim did.
-const holdSql = 'SELECT 1 FROM sessions WHERE session_key = $1 AND epoch = $2 FOR SHARE';
+// FOR SHARE holds the session rows until this transaction ends: a claim (an UPDATE of the row) waits for it, so no
+// write can pass the check and then commit after a newer owner's claim did. Every fence of the batch is checked in
+// one statement: the rows returned are those still at their fence's epoch.
+const holdSql = `SELECT s.session_key, s.epoch FROM sessions s
+  JOIN unnest($1::text[], $2::bigint[]) AS f(session_key, epoch) ON s.session_key = f.session_key AND s.epoch = f.epoch
+  FOR SHARE OF s`;
 const claimSql = `INSERT INTO sessions (session_key, override, snapshot, epoch, last_seq, updated_at)
     VALUES ($1, '{}', NULL, 1, 0, $2)
   ON CONFLICT (session_key) DO UPDATE SET epoch = sessions.epoch + 1, updated_at = excluded.updated_at
@@ -44,18 +52,21 @@ function cutTimeout(name: string, ms: string): string {
 }
 
 /**
- * The fence check with a lease, one statement: the session row at the fence's epoch (FOR SHARE, as `holdSql`),
- * the lease's remaining time, and (while it runs) the transaction's timeouts cut to it (`set_config(…, true)` is
- * `SET LOCAL`: they end with the transaction).
+ * The fence check with a lease, one statement for every fence of the batch under that lease: the session rows at
+ * their fence's epoch (FOR SHARE, as `holdSql`), the lease's remaining time, and (while it runs) the
+ * transaction's timeouts cut to it (`set_config(…, true)` is `SET LOCAL`: they end with the transaction). The
+ * lease is read even when no row matches (the LEFT JOIN), and the timeouts are cut once.
  */
 const leaseHoldSql = (remainingMs: string): string => `
-  SELECT l.ms AS remaining_ms, CASE WHEN l.ms > 0 THEN concat(
-    ${cutTimeout('statement_timeout', 'l.ms')},
-    ${cutTimeout('lock_timeout', 'l.ms')},
-    ${cutTimeout('idle_in_transaction_session_timeout', 'l.ms')}) END AS timeouts
-  FROM sessions s CROSS JOIN (SELECT (${remainingMs})::bigint AS ms) l
-  WHERE s.session_key = $1 AND s.epoch = $2
-  FOR SHARE OF s`;
+  WITH l AS MATERIALIZED (SELECT (${remainingMs})::bigint AS ms),
+    cut AS MATERIALIZED (SELECT CASE WHEN l.ms > 0 THEN concat(
+      ${cutTimeout('statement_timeout', 'l.ms')},
+      ${cutTimeout('lock_timeout', 'l.ms')},
+      ${cutTimeout('idle_in_transaction_session_timeout', 'l.ms')}) END AS timeouts FROM l)
+  SELECT l.ms AS remaining_ms, cut.timeouts, s.session_key, s.epoch
+  FROM l CROSS JOIN cut LEFT JOIN (SELECT s.session_key, s.epoch FROM sessions s
+    JOIN unnest($1::text[], $2::bigint[]) AS f(session_key, epoch) ON s.session_key = f.session_key AND s.epoch = f.epoch
+    FOR SHARE OF s) s ON true`;
 
 function refusal(fence: SessionFence, why: string): RuntimeError {
   return new RuntimeError(
@@ -67,27 +78,52 @@ function refusal(fence: SessionFence, why: string): RuntimeError {
   );
 }
 
+/** What the open transaction learned of a fence: held (its row locked), or refused (why). */
+type Checked = true | RuntimeError;
+
 /**
- * Check the fence in the transaction of the write that follows; `fenced` once the epoch moved on, or once the
- * fence's lease ended (then the transaction is bounded by the lease, and checks it again before COMMIT).
+ * The fences the open transaction already checked, keyed by the transaction's query function, which the queue
+ * replaces after any rollback (see `PostgresQuery`), so a lock rolled back is never taken for held.
  */
-async function holdFence(query: PostgresQuery, fence: SessionFence): Promise<void> {
-  const { lease } = fence;
-  if (lease === undefined) {
-    const { rowCount } = await query(holdSql, [fence.sessionKey, fence.epoch]);
-    if (rowCount === 0) throw refusal(fence, 'another worker claimed it');
-    return;
+const checkedInTransaction = new WeakMap<PostgresQuery, Map<string, Checked>>();
+
+const fenceId = (fence: SessionFence): string => `${fence.epoch}\u0000${fence.sessionKey}`;
+const leaseOf = (fence: SessionFence): string => fence.lease?.holder ?? '';
+
+/**
+ * Check `fence` and, in the same statement, every other fence of the batch under the same lease (`batchTags`) that
+ * the transaction has not checked yet: `fenced` once an epoch moved on, or once the lease ended (then the
+ * transaction is bounded by the lease, and checks it again before COMMIT).
+ */
+async function checkFences(
+  query: PostgresQuery,
+  fence: SessionFence,
+  checked: Map<string, Checked>,
+): Promise<void> {
+  const batch = new Map<string, SessionFence>([[fenceId(fence), fence]]);
+  for (const tag of batchTags(query)) {
+    const other = tag as SessionFence;
+    if (leaseOf(other) === leaseOf(fence) && !checked.has(fenceId(other))) batch.set(fenceId(other), other);
   }
-  const { rows } = await query<{ remaining_ms: number | null }>(leaseHoldSql(lease.remainingMs), [
-    fence.sessionKey,
-    fence.epoch,
-    lease.holder,
-  ]);
-  const row = rows[0];
-  if (row === undefined) throw refusal(fence, 'another worker claimed it');
-  if (row.remaining_ms === null || row.remaining_ms <= 0)
-    throw refusal(fence, 'the lease it was claimed under ended');
-  checkBeforeCommit(query, lease.commitCheck);
+  const fences = [...batch.values()];
+  const values = [fences.map((each) => each.sessionKey), fences.map((each) => each.epoch)];
+  const { lease } = fence;
+  const { rows } = await query<{
+    session_key: string | null;
+    epoch: number | null;
+    remaining_ms?: number | null;
+  }>(
+    lease === undefined ? holdSql : leaseHoldSql(lease.remainingMs),
+    lease === undefined ? values : [...values, lease.holder],
+  );
+  const remaining = lease === undefined ? 1 : (rows[0]?.remaining_ms ?? null);
+  const held = new Set(rows.map((row) => `${row.epoch}\u0000${row.session_key}`));
+  const running = remaining !== null && remaining > 0;
+  for (const [id, each] of batch) {
+    if (!held.has(id)) checked.set(id, refusal(each, 'another worker claimed it'));
+    else checked.set(id, running ? true : refusal(each, 'the lease it was claimed under ended'));
+  }
+  if (lease !== undefined && running) checkBeforeCommit(query, lease.commitCheck);
 }
 
 /** Bump a session's epoch (its record created when missing); resolves the new epoch. */
@@ -99,26 +135,28 @@ export function claimSession(access: PostgresAccess, sessionKey: string, at: num
 }
 
 /**
- * The fences the open transaction already checked (and holds: FOR SHARE lasts until it ends), keyed by the
- * transaction's query function, which the queue replaces after any rollback (see `PostgresQuery`).
+ * The access of a fence's owner: every write runs after the fence check, once per transaction and session (the
+ * batch's other fences checked in the same statement). The fence is the tag of its writes (see `PostgresWork`).
  */
-const heldInTransaction = new WeakMap<PostgresQuery, Set<string>>();
-
-/** The access of a fence's owner: every write runs after the fence check, once per transaction and session. */
 export function fencedAccess(access: PostgresAccess, fence: SessionFence): PostgresAccess {
-  const id = `${fence.epoch}\u0000${fence.sessionKey}`;
+  const id = fenceId(fence);
   return {
     ...access,
     write: (work) =>
-      access.write(async (query) => {
-        let held = heldInTransaction.get(query);
-        if (held?.has(id) !== true) {
-          await holdFence(query, fence);
-          if (held === undefined) heldInTransaction.set(query, (held = new Set()));
-          held.add(id);
-        }
-        return work(query);
-      }),
+      access.write(
+        Object.assign(
+          async (query: PostgresQuery) => {
+            let checked = checkedInTransaction.get(query);
+            if (checked === undefined)
+              checkedInTransaction.set(query, (checked = new Map<string, Checked>()));
+            if (!checked.has(id)) await checkFences(query, fence, checked);
+            const outcome = checked.get(id);
+            if (outcome !== true) throw outcome ?? refusal(fence, 'not checked');
+            return work(query);
+          },
+          { tag: fence },
+        ),
+      ),
   };
 }
 
@@ -132,7 +170,9 @@ export function fencedAccess(access: PostgresAccess, fence: SessionFence): Postg
 export function fencedEvents(
   writer: PostgresEventWriter,
   access: PostgresAccess,
+  fence: SessionFence,
 ): Pick<PostgresEventWriter, 'append' | 'lastAppended'> {
+  const written = fence.lease?.eventsWritten;
   return {
     append: (events: readonly RuntimeEvent[]) =>
       events.length === 0
@@ -140,6 +180,7 @@ export function fencedEvents(
         : access.write(async (query) => {
             await insertEvents(query, events, 'renumber');
             writer.seed(events.at(-1)?.cursor ?? 0);
+            if (written !== undefined) checkBeforeCommit(query, written);
           }),
     lastAppended: () => writer.lastAppended(),
   };

@@ -87,7 +87,7 @@ export function createPostgresLedger(options: PostgresLedgerOptions): PostgresLe
     claimSession: (sessionKey, at) => claimSession(connection, sessionKey, at),
     fenced(fence) {
       const access = fencedAccess(connection, fence);
-      const view = createStores(access, fencedEvents(connection.events, access), corruptRows);
+      const view = createStores(access, fencedEvents(connection.events, access, fence), corruptRows);
       return {
         ...view,
         putSession: (record) => view.putSession({ ...record, epoch: fence.epoch }),

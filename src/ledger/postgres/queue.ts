@@ -11,8 +11,11 @@ export type PostgresQuery = <Row = Record<string, unknown>>(
   values?: readonly unknown[],
 ) => Promise<{ readonly rows: Row[]; readonly rowCount: number }>;
 
-/** Work queued on the ledger: SQL over `query`, run in order with the rest of its batch. */
-export type PostgresWork<T> = (query: PostgresQuery) => Promise<T>;
+/**
+ * Work queued on the ledger: SQL over `query`, run in order with the rest of its batch. Its `tag`, if any, is
+ * handed to every job of the batch (`batchTags`): what they may do for all of them at once.
+ */
+export type PostgresWork<T> = ((query: PostgresQuery) => Promise<T>) & { readonly tag?: unknown };
 
 /** The ordered queue of one Postgres ledger: every read and write, in call order, one batch per transaction. */
 export interface PostgresQueue {
@@ -51,6 +54,65 @@ function statementName(text: string): string {
 const commitChecks = new WeakMap<PostgresQuery, Set<string>>();
 
 /**
+ * A multi-row statement whose rows a transaction gathers from its jobs: `sql` takes one array parameter per column
+ * (`INSERT ... SELECT * FROM unnest($1::text[], ...)`), and writes `table`.
+ */
+export interface RowStatement {
+  readonly sql: string;
+  readonly table: string;
+}
+
+/** Rows gathered for one statement, and the pattern of its table's name in another statement's text. */
+interface Gathered {
+  readonly statement: RowStatement;
+  readonly columns: unknown[][];
+  readonly names: RegExp;
+}
+
+/** What one transaction's query function carries: rows gathered, and the tags of its batch's jobs. */
+interface TransactionState {
+  readonly gathered: Gathered[];
+  readonly tags: readonly unknown[];
+  /** Write every gathered row whose table `text` names (every one without `text`), before that statement. */
+  readonly write: (text?: string) => Promise<void>;
+}
+const transactions = new WeakMap<PostgresQuery, TransactionState>();
+
+/**
+ * Gather rows (one array per column) for `statement`, to go in one statement with every other row the transaction
+ * gathers for it: written before any later statement of the transaction that names its table (so reads see them,
+ * and statements on one table keep their order), before a job's savepoint is released, and before COMMIT. A
+ * failure of that statement fails the transaction, which the queue then runs again job by job (each job's rows
+ * written at its own end, so the failure is its own). Outside a ledger transaction the rows are written at once.
+ */
+export async function gatherRows(
+  query: PostgresQuery,
+  statement: RowStatement,
+  columns: readonly (readonly unknown[])[],
+): Promise<void> {
+  const state = transactions.get(query);
+  if (state === undefined) {
+    await query(statement.sql, columns);
+    return;
+  }
+  const open = state.gathered.find((entry) => entry.statement === statement);
+  if (open === undefined) {
+    const names = new RegExp(`\\b${statement.table}\\b`, 'u');
+    state.gathered.push({ statement, columns: columns.map((column) => [...column]), names });
+    return;
+  }
+  columns.forEach((column, index) => open.columns[index]?.push(...column));
+}
+
+/**
+ * The tags of the jobs of the transaction `query` belongs to (see `PostgresQueue.run`): what a job may check for
+ * the whole batch at once (postgres/fence.ts checks every fence of the batch in one statement).
+ */
+export function batchTags(query: PostgresQuery): readonly unknown[] {
+  return transactions.get(query)?.tags ?? [];
+}
+
+/**
  * Run `statement` last before the COMMIT of `query`'s transaction, in the COMMIT's own message (no round trip
  * between them, so no stall of this process either): a check that raises fails the commit (a fence's lease, see
  * postgres/fence.ts). The statement is plain text, its values inlined; the same text is run once.
@@ -59,20 +121,50 @@ export function checkBeforeCommit(query: PostgresQuery, statement: string): void
   commitChecks.get(query)?.add(statement);
 }
 
-function queryOn(client: PoolClient, checks: Set<string>): PostgresQuery {
+async function send<Row>(client: PoolClient, text: string, values: readonly unknown[]) {
+  const result = await client.query({ name: statementName(text), text, values: [...values] });
+  return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+}
+
+function queryOn(client: PoolClient, checks: Set<string>, tags: readonly unknown[]): PostgresQuery {
+  const gathered: Gathered[] = [];
+  const write = async (text?: string): Promise<void> => {
+    for (let index = 0; index < gathered.length;) {
+      const entry = gathered[index] as Gathered;
+      if (text !== undefined && !entry.names.test(text)) {
+        index++;
+        continue;
+      }
+      gathered.splice(index, 1);
+      await send(client, entry.statement.sql, entry.columns);
+    }
+  };
   const query: PostgresQuery = async <Row>(text: string, values: readonly unknown[] = []) => {
-    const result = await client.query({ name: statementName(text), text, values: [...values] });
-    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    if (gathered.length > 0) await write(text);
+    return send<Row>(client, text, values);
   };
   commitChecks.set(query, checks);
+  transactions.set(query, { gathered, tags, write });
   return query;
+}
+
+/** Write the rows the transaction of `query` gathered and has not written yet. */
+async function writeGathered(query: PostgresQuery): Promise<void> {
+  await transactions.get(query)?.write();
+}
+
+/** The tags of a batch's jobs (`PostgresWork.tag`). */
+function tagsOf(batch: readonly Job[]): unknown[] {
+  return batch.flatMap((job) => (job.work.tag === undefined ? [] : [job.work.tag]));
 }
 
 /** Run one job in its own savepoint: its failure rolls back its statements alone and rejects it alone (false). */
 async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promise<boolean> {
   await client.query('SAVEPOINT job');
   try {
-    job.outcome = { value: await job.work(query) };
+    const value = await job.work(query);
+    await writeGathered(query);
+    job.outcome = { value };
     await client.query('RELEASE SAVEPOINT job');
     return true;
   } catch (error) {
@@ -101,6 +193,7 @@ async function runOptimistically(
       current = job;
       job.outcome = { value: await job.work(query) };
     }
+    await writeGathered(query);
     return 'ran';
   } catch (error) {
     if (isConnectionFailure(error)) throw error;
@@ -125,14 +218,17 @@ async function runTransaction(
   optimistic: boolean,
 ): Promise<'committed' | 'settled' | 'failed'> {
   let checks = new Set<string>();
+  const tags = tagsOf(batch);
   await client.query('BEGIN');
-  const outcome = optimistic ? await runOptimistically(client, queryOn(client, checks), batch) : 'retry';
+  const outcome = optimistic
+    ? await runOptimistically(client, queryOn(client, checks, tags), batch)
+    : 'retry';
   if (outcome === 'settled') return 'settled';
   if (outcome === 'retry') {
     // Checks of a rolled-back attempt go with it (a job run again registers its own again).
     checks = new Set();
-    let query = queryOn(client, checks);
-    for (const job of batch) if (!(await runJob(client, query, job))) query = queryOn(client, checks);
+    let query = queryOn(client, checks, tags);
+    for (const job of batch) if (!(await runJob(client, query, job))) query = queryOn(client, checks, tags);
   }
   // Several statements in one message answer one result each.
   let committed: QueryResult | QueryResult[];

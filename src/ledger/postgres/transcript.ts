@@ -1,6 +1,6 @@
 import { RuntimeError } from '../../core/index.js';
 import type { PostgresAccess } from './access.js';
-import type { PostgresQuery } from './queue.js';
+import { gatherRows, type PostgresQuery, type RowStatement } from './queue.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
 import { turnRow } from '../sql/params.js';
 import { toTurnRecord, type TurnRow } from '../sql/rows.js';
@@ -20,6 +20,12 @@ const insertForkSql = `INSERT INTO session_forks (session_key, parent_key, turns
   SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM turns WHERE session_key = $1)
   ON CONFLICT (session_key) DO NOTHING`;
 const turnColumns = ['session_key', 'run_id', 'idx', 'role', 'content', 'at', 'extra'] as const;
+/** Turn rows, gathered from every append of a transaction into one statement (see `gatherRows`). */
+const insertTurnsSql: RowStatement = {
+  sql: `INSERT INTO turns (${turnColumns.join(', ')})
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[])`,
+  table: 'turns',
+};
 
 /** One stretch of own turns: its first `limit`, or the latest `last` of those. */
 async function ownTurns(
@@ -72,9 +78,9 @@ export function createPostgresTranscript(
       write(async (query) => {
         if (records.length === 0) return;
         const rows = records.map(turnRow);
-        await query(
-          `INSERT INTO turns (${turnColumns.join(', ')})
-           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[])`,
+        await gatherRows(
+          query,
+          insertTurnsSql,
           turnColumns.map((column) => rows.map((row) => row[column])),
         );
       }),
