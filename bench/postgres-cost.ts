@@ -33,7 +33,10 @@ function kindOf(text: string): string {
   const sql = text.replace(/\s+/gu, ' ').trim();
   if (/FOR SHARE/iu.test(sql)) return 'fence check (SELECT ... FOR SHARE)';
   if (/pg_notify/iu.test(sql)) return 'pg_notify';
-  if (/pg_advisory_xact_lock/iu.test(sql)) return 'event log turn (advisory lock)';
+  if (/pg_advisory_xact_lock\(hashtext\('agentlanes:events/iu.test(sql))
+    return 'event log turn (advisory lock)';
+  if (/pg_advisory_xact_lock/iu.test(sql)) return 'other advisory lock (cluster lane)';
+  if (/max\(cursor\)/iu.test(sql)) return "event log's end (SELECT max(cursor))";
   if (/^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/iu.test(sql))
     return sql.split(' ')[0]?.toUpperCase() ?? sql;
   const write = /^(?:WITH .*?\)\s*)?(INSERT INTO|UPDATE|DELETE FROM)\s+(\w+)/iu.exec(sql);

@@ -198,7 +198,7 @@ function printPasses(passes: readonly Pass[], floor: number): void {
 function printKinds(p: Pass): void {
   const kinds = [...p.statements.byKind].sort((a, b) => b[1] - a[1]);
   console.log(`  ${p.name}: statements per message by kind`);
-  for (const [kind, n] of kinds.slice(0, 14)) console.log(`    ${perMessage(n, p).padStart(6)}  ${kind}`);
+  for (const [kind, n] of kinds.slice(0, 24)) console.log(`    ${perMessage(n, p).padStart(6)}  ${kind}`);
 }
 
 /**
