@@ -18,9 +18,9 @@ import {
   createRuntime,
   createSqliteLedger,
   defineTool,
-  systemClock,
   type Ledger,
 } from '../dist/index.js';
+import { systemClock } from '../dist/public/clock.js';
 import { buildPlanGraph, executePlanSteps, parsePlan, parsePlanOptions } from '../dist/plans/index.js';
 import { createToolRegistry } from '../dist/tools/tool-registry.js';
 import { scriptedModel } from '../dist/testing/index.js';

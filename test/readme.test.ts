@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMemoryLedger, createRuntime, defineTool, sequentialIds } from 'agentlanes';
+import { createMemoryLedger, createRuntime, defineTool } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { blockDirectory, blockWith, freePort, readmeBlocks, runBlock, runShell } from './readme/run-block.js';
 
@@ -66,6 +67,14 @@ function typeCheck(files: ReadonlyMap<string, string>): string[] {
       'agentlanes/ai-sdk': ['./src/providers/ai-sdk/index.ts'],
       'agentlanes/otel': ['./src/telemetry/index.ts'],
       'agentlanes/mcp': ['./src/tools/mcp/index.ts'],
+      'agentlanes/ledger': ['./src/public/ledger.ts'],
+      'agentlanes/providers': ['./src/public/providers.ts'],
+      'agentlanes/plans': ['./src/public/plans.ts'],
+      'agentlanes/attachments': ['./src/public/attachments.ts'],
+      'agentlanes/authority': ['./src/public/authority.ts'],
+      'agentlanes/events': ['./src/public/events.ts'],
+      'agentlanes/queue': ['./src/public/queue.ts'],
+      'agentlanes/clock': ['./src/public/clock.ts'],
     },
   };
   const host = ts.createCompilerHost(options);

@@ -10,10 +10,12 @@ export { assertMayControl, type Controller } from './authority.js';
 export { forkSession, type ForkOptions } from './fork-session.js';
 export {
   inboundMessageSchema,
+  messagePartSchema,
   parseInboundMessage,
   parseQueueSettings,
   parseSessionKey,
   type InboundMessageInput,
+  type MessagePartInput,
 } from './inbound-message.js';
 export { watchRuntimeLedger } from './ledger-watch.js';
 export { sessionScopeOf } from './runtime-internals.js';

@@ -7,15 +7,19 @@ export {
 export {
   inlineKinds,
   partModes,
+  partSources,
   type AttachmentRef,
   type InlineAttachment,
   type InlineKind,
+  type PartMode,
+  type PartSource,
   type StoredPart,
 } from './attachments.js';
 export {
   builtInRoles,
   controlActions,
   roleNamePattern,
+  type BuiltInRole,
   type ControlAction,
   type SenderAuthority,
 } from './authority.js';
@@ -29,7 +33,8 @@ export {
   type TimerHandle,
 } from './clock.js';
 export { createDeferred, type Deferred } from './deferred.js';
-export type { Disposition } from './dispositions.js';
+export { dispositions, type Disposition } from './dispositions.js';
+export { dropReasons, type DropReason } from './drop-reasons.js';
 export {
   RuntimeError,
   assertNever,
@@ -42,6 +47,7 @@ export {
 export { eventGuard } from './event-guard.js';
 export {
   eventTypes,
+  parseRuntimeEvent,
   runtimeEventSchema,
   type EventInput,
   type EventOf,

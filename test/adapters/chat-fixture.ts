@@ -4,11 +4,11 @@ import { Chat, ConsoleLogger, type Adapter, type Logger } from 'chat';
 import {
   createRuntime,
   createSqliteLedger,
-  sequentialIds,
   type Ledger,
   type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { connectChat, type ChatSdkAdapterOptions, type ChatSdkConnection } from 'agentlanes/chat-sdk';
 import {
   fakeClock,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, createSqliteLedger, sequentialIds, type Ledger, type RuntimeEvent } from 'agentlanes';
+import { createRuntime, createSqliteLedger, type Ledger, type RuntimeEvent } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { startReplyDelivery, type ReplyTarget, type SentLookup } from 'agentlanes/grammy';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { tempLedgerPath } from '../support/temp-ledger.js';

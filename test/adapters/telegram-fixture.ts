@@ -2,11 +2,11 @@ import { Bot } from 'grammy';
 import {
   createRuntime,
   createSqliteLedger,
-  sequentialIds,
   type Ledger,
   type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { connectGrammy, type GrammyAdapterOptions, type GrammyConnection } from 'agentlanes/grammy';
 import {
   fakeClock,

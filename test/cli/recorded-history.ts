@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createRuntime, defineTool, sequentialIds, type Ledger } from 'agentlanes';
+import { createRuntime, defineTool, type Ledger } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type FakeClock, type ScriptEntry } from 'agentlanes/testing';
 
 /** A runtime that has written a small chat history into a ledger; one session (carol) is still running. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { EventInput, RuntimeEvent } from 'agentlanes';
+import type { EventInput } from 'agentlanes/events';
+import type { RuntimeEvent } from 'agentlanes';
 import { renderTimeline } from '../../src/cli/render-timeline.js';
 
 /** Stamp events of one session the way the bus does, with `at` given per event. */

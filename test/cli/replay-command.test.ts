@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryLedger, type EventQuery, type Ledger, type RuntimeEvent } from 'agentlanes';
+import { createMemoryLedger, type Ledger, type RuntimeEvent } from 'agentlanes';
+import { type EventQuery } from 'agentlanes/ledger';
 import { runReplayCommand } from '../../src/cli/replay-command.js';
 import { captureOutput } from './captured-output.js';
 import { recordHistory } from './recorded-history.js';

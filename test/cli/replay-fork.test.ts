@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRuntime, sequentialIds } from 'agentlanes';
+import { createRuntime } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { runReplayCommand } from '../../src/cli/replay-command.js';
 import { createMemoryLedger } from '../../src/ledger/memory/ledger.js';

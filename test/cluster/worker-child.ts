@@ -12,13 +12,8 @@
  * message } }`; `{ type: 'ready' }` once the runtime is created.
  */
 import { z } from 'zod';
-import {
-  createRuntime,
-  defineTool,
-  isRuntimeError,
-  type ModelProvider,
-  type ModelRequest,
-} from '../../src/index.js';
+import { createRuntime, defineTool, isRuntimeError, type ModelProvider } from '../../src/index.js';
+import { type ModelRequest } from '../../src/public/providers.js';
 import { scriptedModel, type ScriptEntry } from '../../src/testing/index.js';
 
 const postgresUrl = process.env.AGENTLANES_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -7,7 +7,8 @@
  * 'replies' })`, writing one JSON line per event as it is received: {"cursor","type","seq","sessionKey","runId",
  * "status"?}, then "handles" it for a few milliseconds before asking for the next. {"ready":true} first.
  */
-import { createRuntime, systemClock } from '../../src/index.js';
+import { createRuntime } from '../../src/index.js';
+import { systemClock } from '../../src/public/clock.js';
 import { scriptedModel } from '../../src/testing/index.js';
 
 const [dbPath, sessionsText] = process.argv.slice(2);

@@ -8,7 +8,8 @@
  * {"handling":blockId} and {"handled":blockId} around the slow send; {"closing":true} when SIGTERM arrives,
  * {"closed":true} once close resolved, {"ended":true} when the loop ended (and {"error":message} if it threw).
  */
-import { createRuntime, systemClock } from '../../src/index.js';
+import { createRuntime } from '../../src/index.js';
+import { systemClock } from '../../src/public/clock.js';
 import { scriptedModel } from '../../src/testing/index.js';
 
 const [dbPath, sessionsText] = process.argv.slice(2);

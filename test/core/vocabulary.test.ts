@@ -1,13 +1,11 @@
 import {
   failureReasons as publicFailureReasons,
-  inboxStatuses as publicInboxStatuses,
-  parseRuntimeEvent,
-  pausedRunStatuses,
-  pauseStates as publicPauseStates,
-  queueModes as publicQueueModes,
-  runStatuses as publicRunStatuses,
   thinkingLevels as publicThinkingLevels,
-} from 'agentlanes';
+} from 'agentlanes/providers';
+import { inboxStatuses as publicInboxStatuses, pausedRunStatuses } from 'agentlanes/ledger';
+import { parseRuntimeEvent } from 'agentlanes';
+import { pauseStates as publicPauseStates, runStatuses as publicRunStatuses } from 'agentlanes/events';
+import { queueModes as publicQueueModes } from 'agentlanes/queue';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 import { dispositions } from '../../src/core/dispositions.js';

@@ -1,4 +1,4 @@
-import type { InboxRecord, RunRecord, TurnRecord } from 'agentlanes';
+import type { InboxRecord, RunRecord, TurnRecord } from 'agentlanes/ledger';
 import { acceptedDispositions, type Tally } from './mixed-workload.js';
 
 /** What a violation breaks; the summary line counts them by kind. */

@@ -1,4 +1,5 @@
-import { createMemoryLedger, type InboxRecord, type RunRecord, type RuntimeEvent } from 'agentlanes';
+import { createMemoryLedger, type RuntimeEvent } from 'agentlanes';
+import { type InboxRecord, type RunRecord } from 'agentlanes/ledger';
 import { describe, expect, it } from 'vitest';
 import { checkMessages, checkRedeliveries, type SessionRecordSet } from './message-checks.js';
 import type { SideRecord, WorkloadMode } from './mixed-protocol.js';

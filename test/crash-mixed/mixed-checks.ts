@@ -1,4 +1,5 @@
-import { createSqliteLedger, type RunRecord, type RuntimeEvent } from 'agentlanes';
+import { createSqliteLedger, type RuntimeEvent } from 'agentlanes';
+import { type RunRecord } from 'agentlanes/ledger';
 import {
   checkMessages,
   checkRedeliveries,

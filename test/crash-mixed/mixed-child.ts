@@ -8,13 +8,8 @@
  * runtime and exits 0.
  */
 import { createInterface } from 'node:readline';
-import {
-  createRuntime,
-  isRuntimeError,
-  seededRandom,
-  systemClock,
-  type RuntimeEvent,
-} from '../../src/index.js';
+import { createRuntime, isRuntimeError, type RuntimeEvent } from '../../src/index.js';
+import { seededRandom, systemClock } from '../../src/public/clock.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { mixedCommandSchema, sidePathOf, type MixedCommand, type MixedLine } from './mixed-protocol.js';
 import { createPlan, createScript, createSideLog, createTools } from './mixed-tools.js';

@@ -1,6 +1,8 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { defineTool, systemClock, type ModelRequest, type ToolContext } from '../../src/index.js';
+import { defineTool, type ToolContext } from '../../src/index.js';
+import { systemClock } from '../../src/public/clock.js';
+import { type ModelRequest } from '../../src/public/providers.js';
 import type { ScriptEntry, ScriptedToolCall } from '../../src/testing/index.js';
 import type { SideRecord } from './mixed-protocol.js';
 

@@ -1,4 +1,5 @@
-import type { RunRecord, RuntimeEvent } from 'agentlanes';
+import type { RunRecord } from 'agentlanes/ledger';
+import type { RuntimeEvent } from 'agentlanes';
 import type { Violation } from './message-checks.js';
 import type { Tally } from './mixed-workload.js';
 

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { Ledger, RunRecord, RuntimeEvent } from 'agentlanes';
+import type { Ledger, RuntimeEvent } from 'agentlanes';
+import type { RunRecord } from 'agentlanes/ledger';
 import type { Violation } from './message-checks.js';
 import type { SideRecord } from './mixed-protocol.js';
 

@@ -18,14 +18,9 @@
  */
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import {
-  createRuntime,
-  defineTool,
-  seededRandom,
-  systemClock,
-  type ModelRequest,
-  type Session,
-} from '../../src/index.js';
+import { createRuntime, defineTool, type Session } from '../../src/index.js';
+import { seededRandom, systemClock } from '../../src/public/clock.js';
+import { type ModelRequest } from '../../src/public/providers.js';
 import { scriptedModel, type ScriptEntry } from '../../src/testing/index.js';
 
 const commandSchema = z.discriminatedUnion('op', [

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
-import { seededRandom } from 'agentlanes';
+import { seededRandom } from 'agentlanes/clock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChild, type ChildCommand, type ChildLine, type RuntimeChild } from './child-process.js';
 import { findViolations } from './ledger-checks.js';

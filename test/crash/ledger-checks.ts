@@ -1,4 +1,5 @@
-import { createSqliteLedger, type InboxRecord, type RunRecord, type RuntimeEvent } from 'agentlanes';
+import { createSqliteLedger, type RuntimeEvent } from 'agentlanes';
+import { type InboxRecord, type RunRecord } from 'agentlanes/ledger';
 
 /** What the test saw the children acknowledge, and which runs each kill left open in the file. */
 export interface Observed {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +31,16 @@ describe('the vendor SDKs', () => {
     expect(imported.filter((name) => vendorSdk.test(name))).toEqual([]);
     // The walk follows the graph: it reaches packages the runtime does need.
     expect(imported).toContain('zod');
+  });
+
+  it('are not imported by the subpath entries of src/public/ (ledger, providers, plans, …) either', () => {
+    for (const entry of readdirSync(join(src, 'public'))) {
+      const imported = [...packagesImportedBy(`public/${entry}`)];
+      expect(
+        imported.filter((name) => vendorSdk.test(name)),
+        entry,
+      ).toEqual([]);
+    }
   });
 
   it('are imported by their own entry points only', () => {

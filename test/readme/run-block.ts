@@ -48,6 +48,15 @@ export function blockDirectory(): { readonly dir: string; readonly remove: () =>
     'agentlanes/anthropic': entry('providers/anthropic/index.ts'),
     'agentlanes/ai-sdk': entry('providers/ai-sdk/index.ts'),
     'agentlanes/otel': entry('telemetry/index.ts'),
+    'agentlanes/mcp': entry('tools/mcp/index.ts'),
+    'agentlanes/ledger': entry('public/ledger.ts'),
+    'agentlanes/providers': entry('public/providers.ts'),
+    'agentlanes/plans': entry('public/plans.ts'),
+    'agentlanes/attachments': entry('public/attachments.ts'),
+    'agentlanes/authority': entry('public/authority.ts'),
+    'agentlanes/events': entry('public/events.ts'),
+    'agentlanes/queue': entry('public/queue.ts'),
+    'agentlanes/clock': entry('public/clock.ts'),
   };
   const compilerOptions = { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', paths };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions }));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, createSqliteLedger, defineTool, sequentialIds, type Ledger } from 'agentlanes';
+import { createRuntime, createSqliteLedger, defineTool, type Ledger } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 

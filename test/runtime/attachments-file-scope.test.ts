@@ -11,7 +11,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, createSqliteLedger, sequentialIds, type AttachmentRef } from 'agentlanes';
+import { createRuntime, createSqliteLedger } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
+import { type AttachmentRef } from 'agentlanes/attachments';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { filePartRefusal } from '../../src/tools/workspace-paths.js';
 import { errorOf } from '../support/error-of.js';

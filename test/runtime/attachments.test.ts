@@ -11,13 +11,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createMemoryLedger,
-  createRuntime,
-  createSqliteLedger,
-  sequentialIds,
-  type RuntimeEvent,
-} from 'agentlanes';
+import { createMemoryLedger, createRuntime, createSqliteLedger, type RuntimeEvent } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { errorOf } from '../support/error-of.js';

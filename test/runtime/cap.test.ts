@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryLedger, type DropPolicy, type QueueMode } from 'agentlanes';
+import { createMemoryLedger, type QueueMode } from 'agentlanes';
+import { type DropPolicy } from 'agentlanes/queue';
 import { createHarness, type Harness } from '../support/runtime-harness.js';
 
 // run_1 streams until t=20; every later run answers at once.

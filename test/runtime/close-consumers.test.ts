@@ -3,10 +3,10 @@ import {
   createRuntime,
   createSqliteLedger,
   isRuntimeError,
-  sequentialIds,
   type Runtime,
   type RuntimeEvent,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';

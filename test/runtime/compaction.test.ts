@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, type ModelMessage } from 'agentlanes';
+import { defineTool } from 'agentlanes';
+import { type ModelMessage } from 'agentlanes/providers';
 import { createHarness } from '../support/runtime-harness.js';
 
 // Older turns worth summarising: longer than the summary that replaces them.

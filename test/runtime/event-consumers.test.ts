@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRuntime, isRuntimeError, sequentialIds, type RuntimeEvent } from 'agentlanes';
+import { createRuntime, isRuntimeError, type RuntimeEvent } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { ledgerSettled } from '../support/settling-ledger.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';

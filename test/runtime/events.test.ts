@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, runtimeEventSchema, type ModelRequest, type RuntimeEvent } from 'agentlanes';
+import { defineTool, type RuntimeEvent } from 'agentlanes';
+import { runtimeEventSchema } from 'agentlanes/events';
+import { type ModelRequest } from 'agentlanes/providers';
 import { createHarness } from '../support/runtime-harness.js';
 
 const lookup = defineTool({

@@ -2,13 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createMemoryLedger,
-  createRuntime,
-  sequentialIds,
-  type RuntimeOptions,
-  type Ledger,
-} from 'agentlanes';
+import { createMemoryLedger, createRuntime, type RuntimeOptions, type Ledger } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { createHarness } from '../support/runtime-harness.js';
 

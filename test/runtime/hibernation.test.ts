@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryLedger, createRuntime, sequentialIds, type Ledger } from 'agentlanes';
+import { createMemoryLedger, createRuntime, type Ledger } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { createHarness } from '../support/runtime-harness.js';
 

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createRuntime,
-  createSqliteLedger,
-  defineTool,
-  isRuntimeError,
-  sequentialIds,
-  type Ledger,
-} from 'agentlanes';
+import { createRuntime, createSqliteLedger, defineTool, isRuntimeError, type Ledger } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { errorOf } from '../support/error-of.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';

@@ -5,11 +5,11 @@ import {
   createRuntime,
   defineTool,
   isRuntimeError,
-  sequentialIds,
-  type RunRecord,
   type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
+import { type RunRecord } from 'agentlanes/ledger';
 import { fakeClock, scriptedModel, type FakeClock, type Script } from 'agentlanes/testing';
 import { errorOf } from '../support/error-of.js';
 import { ledgerKinds, tempLedgerPath } from '../support/temp-ledger.js';

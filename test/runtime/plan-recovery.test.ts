@@ -2,11 +2,11 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import {
   createRuntime,
   createSqliteLedger,
-  sequentialIds,
   type Ledger,
   type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { countingTool as countingToolOf, crashableProcess, ofType } from '../support/crash-process.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';

@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   createRuntime,
   isRuntimeError,
-  sequentialIds,
   type ModelProvider,
   type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { scriptedModel, type Script } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { createPostgresLedger } from '../../src/ledger/postgres/ledger.js';

@@ -1,13 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createMemoryLedger,
-  defineTool,
-  type ModelRequest,
-  type RuntimeEvent,
-  type SendResult,
-} from 'agentlanes';
+import { createMemoryLedger, defineTool, type RuntimeEvent, type SendResult } from 'agentlanes';
+import { type ModelRequest } from 'agentlanes/providers';
 import type { FakeClock } from 'agentlanes/testing';
 import { createHarness } from '../support/runtime-harness.js';
 

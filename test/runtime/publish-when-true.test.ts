@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineTool, sequentialIds, type RuntimeEvent, type RuntimeOptions } from 'agentlanes';
+import { createRuntime, defineTool, type RuntimeEvent, type RuntimeOptions } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
 import { ledgerKinds } from '../support/temp-ledger.js';
 

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   createMemoryLedger,
   createRuntime,
-  sequentialIds,
   type RuntimeEvent,
   type RuntimeOptions,
   type WaitResult,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
 import { createHarness } from '../support/runtime-harness.js';
 

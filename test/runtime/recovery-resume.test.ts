@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, createSqliteLedger, sequentialIds, type RuntimeOptions } from 'agentlanes';
+import { createRuntime, createSqliteLedger, type RuntimeOptions } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
 import { countingTool as countingToolOf, crashableProcess, ofType } from '../support/crash-process.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createRuntime, isRuntimeError, sequentialIds } from 'agentlanes';
+import { createRuntime, isRuntimeError } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 

@@ -2,13 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createRuntime,
-  createSqliteLedger,
-  sequentialIds,
-  type RuntimeEvent,
-  type RuntimeOptions,
-} from 'agentlanes';
+import { createRuntime, createSqliteLedger, type RuntimeEvent, type RuntimeOptions } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
 
 const dirs: string[] = [];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryLedger, type InboxRecord, type Ledger, type QueueMode } from 'agentlanes';
+import { createMemoryLedger, type Ledger, type QueueMode } from 'agentlanes';
+import { type InboxRecord } from 'agentlanes/ledger';
 import { createDeferred, type Deferred } from '../../src/core/deferred.js';
 import { createHarness, type Harness } from '../support/runtime-harness.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createSqliteLedger, createRuntime, defineTool, sequentialIds, type Tool } from 'agentlanes';
+import { createSqliteLedger, createRuntime, defineTool, type Tool } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type Script, type ScriptEntry } from 'agentlanes/testing';
 import { createDeferred } from '../../src/core/deferred.js';
 import { createHarness } from '../support/runtime-harness.js';

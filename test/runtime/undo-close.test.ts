@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineTool, sequentialIds, type RuntimeOptions } from 'agentlanes';
+import { createRuntime, defineTool, type RuntimeOptions } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 

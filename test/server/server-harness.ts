@@ -2,11 +2,11 @@ import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-pa
 import {
   createMemoryLedger,
   createRuntime,
-  sequentialIds,
   type Runtime,
   type RuntimeEvent,
   type RuntimeOptions,
 } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { createServer, type ListeningServer, type ServerOptions } from 'agentlanes/server';
 import {
   fakeClock,

@@ -5,7 +5,8 @@
  * Iterators are let go by `return()` and by a `for await … break`; SSE clients disconnect after their first frame.
  */
 import { request } from 'node:http';
-import { createMemoryLedger, createRuntime, sequentialIds } from '../../src/index.js';
+import { createMemoryLedger, createRuntime } from '../../src/index.js';
+import { sequentialIds } from '../../src/public/clock.js';
 import { createServer } from '../../src/server/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 

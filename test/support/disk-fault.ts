@@ -1,7 +1,8 @@
 // What the tests of a failing ledger disk share (issue 22.1): a scripted model that streams words, a `side` tool
 // whose executions are witnessed, and counts of what reached the model per acknowledged message.
 import { z } from 'zod';
-import { createRuntime, defineTool, sequentialIds, type Ledger, type RuntimeEvent } from 'agentlanes';
+import { createRuntime, defineTool, type Ledger, type RuntimeEvent } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type ScriptEntry, type ScriptedRequest } from 'agentlanes/testing';
 
 type FakeClock = ReturnType<typeof fakeClock>;

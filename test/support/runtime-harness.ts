@@ -1,10 +1,5 @@
-import {
-  createMemoryLedger,
-  createRuntime,
-  sequentialIds,
-  type RuntimeEvent,
-  type RuntimeOptions,
-} from 'agentlanes';
+import { createMemoryLedger, createRuntime, type RuntimeEvent, type RuntimeOptions } from 'agentlanes';
+import { sequentialIds } from 'agentlanes/clock';
 import {
   fakeClock,
   scriptedModel,
