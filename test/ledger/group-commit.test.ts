@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { batchAgeLimit, createGroupCommit } from '../../src/ledger/sqlite/group-commit.js';
 
@@ -11,7 +12,6 @@ function fakeDatabase(time: { now: number }, commitMs: number) {
       if (sql === 'COMMIT') time.now += commitMs;
       return db;
     },
-    transaction: <T>(work: () => T) => work,
   };
   return { db: db as unknown as Parameters<typeof createGroupCommit>[0], statements };
 }
@@ -66,5 +66,90 @@ describe('createGroupCommit', () => {
     const second = commits.write(() => undefined, 'one');
     await Promise.all([first, second]);
     expect(statements).toEqual(['BEGIN IMMEDIATE', 'COMMIT']);
+  });
+});
+
+/** An in-memory database seen through exec and inTransaction only (no db.transaction: no savepoints), recording exec. */
+function realDatabase() {
+  const raw = new Database(':memory:');
+  raw.exec('CREATE TABLE t (x INTEGER NOT NULL)');
+  const execs: string[] = [];
+  const db = {
+    exec(sql: string) {
+      execs.push(sql);
+      raw.exec(sql);
+      return db;
+    },
+    get inTransaction() {
+      return raw.inTransaction;
+    },
+  };
+  const insert = raw.prepare('INSERT INTO t (x) VALUES (?)');
+  const rows = () => raw.prepare('SELECT x FROM t ORDER BY rowid').pluck().all();
+  return { db: db as unknown as Parameters<typeof createGroupCommit>[0], execs, insert, rows };
+}
+
+describe('createGroupCommit, a failed write', () => {
+  it('rolls back a write of several statements that failed part-way and redoes the others, with no savepoint', async () => {
+    const { db, execs, insert, rows } = realDatabase();
+    const scheduled: Array<() => void> = [];
+    const commits = createGroupCommit(db, (commit) => scheduled.push(commit));
+    let rollbacks = 0;
+    commits.onRollback(() => rollbacks++);
+    const first = commits.write(() => insert.run(1), 'one');
+    const broken = commits.write(() => {
+      insert.run(2);
+      insert.run(null);
+    });
+    const third = commits.write(() => insert.run(3), 'one');
+    scheduled.shift()?.();
+    await expect(broken).rejects.toThrow(/NOT NULL/);
+    await Promise.all([first, third]);
+    expect(rows()).toEqual([1, 3]);
+    expect(rollbacks).toBe(1);
+    expect(execs).toEqual(['BEGIN IMMEDIATE', 'ROLLBACK', 'BEGIN IMMEDIATE', 'COMMIT']);
+  });
+
+  it('rejects alone a single statement that failed, without a rollback', async () => {
+    const { db, execs, insert, rows } = realDatabase();
+    const scheduled: Array<() => void> = [];
+    const commits = createGroupCommit(db, (commit) => scheduled.push(commit));
+    const first = commits.write(() => insert.run(1), 'one');
+    const failed = commits.write(() => insert.run(null), 'one');
+    scheduled.shift()?.();
+    await expect(failed).rejects.toThrow(/NOT NULL/);
+    await first;
+    expect(rows()).toEqual([1]);
+    expect(execs).toEqual(['BEGIN IMMEDIATE', 'COMMIT']);
+  });
+
+  it('rejects the whole batch with one error when a write fails again as it is redone (a full disk)', async () => {
+    const { db, insert, rows } = realDatabase();
+    const scheduled: Array<() => void> = [];
+    const commits = createGroupCommit(db, (commit) => scheduled.push(commit));
+    let runs = 0;
+    const fragile = commits.write(() => {
+      runs++;
+      insert.run(runs === 1 ? 1 : null);
+      insert.run(10);
+    });
+    const kept = commits.write(() => insert.run(2), 'one');
+    const broken = commits.write(() => {
+      insert.run(3);
+      insert.run(null);
+    });
+    scheduled.shift()?.();
+    await expect(broken).rejects.toThrow(/NOT NULL/);
+    const failures = await Promise.all([
+      fragile.catch((error: unknown) => error),
+      kept.catch((error: unknown) => error),
+    ]);
+    expect(failures[0]).toBeInstanceOf(Error);
+    expect(failures[1]).toBe(failures[0]);
+    expect(rows()).toEqual([]);
+    const after = commits.write(() => insert.run(4), 'one');
+    scheduled.shift()?.();
+    await after;
+    expect(rows()).toEqual([4]);
   });
 });

@@ -4,16 +4,28 @@ import type Database from 'better-sqlite3';
 export interface GroupCommit {
   /**
    * Run `work` (synchronous SQL) now, inside this turn's transaction; resolves once that transaction committed.
-   * A write that fails rejects alone and leaves nothing behind: one statement is atomic in SQLite, and work of
-   * several statements (`statements: 'many'`) runs in its own savepoint.
+   * A write that fails rejects alone and leaves nothing behind: one statement is atomic in SQLite; when work of
+   * several statements (`statements: 'many'`) fails, the transaction is rolled back and the batch's other writes
+   * run again in a new one, one at a time (no savepoint per write: they were half of the statements run).
+   * `work` may therefore run more than once: it must be SQL only, or keep what it learns where `onRollback` clears it.
    */
   write(work: () => void, statements?: 'one' | 'many'): Promise<void>;
   /** Commit the open transaction now (close, and anything that must be durable before going on). */
   commit(): void;
+  /**
+   * Call `listener` whenever the open transaction is rolled back (a failed write of several statements, a failed
+   * COMMIT), before the batch's other writes run again: what was learned of its writes may be gone.
+   */
+  onRollback(listener: () => void): void;
+  /** Call `listener` right after each transaction begins (before the write that began it runs). */
+  onBegin(listener: () => void): void;
   readonly open: boolean;
 }
 
+/** A write of the open batch: its work (run again after a rollback) and its promise's settlers. */
 interface Waiter {
+  readonly work: () => void;
+  readonly statements: 'one' | 'many';
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
 }
@@ -48,12 +60,19 @@ function asError(error: unknown): Error {
  * forces an fsync. If COMMIT fails, the whole turn is rolled back and every write of it rejects.
  */
 export function createGroupCommit(
-  db: Pick<Database.Database, 'exec' | 'transaction' | 'inTransaction'>,
+  db: Pick<Database.Database, 'exec' | 'inTransaction'>,
   schedule: (commit: () => void) => void,
   now: () => number = () => performance.now(),
 ): GroupCommit {
-  const state: BatchState = { waiters: [], open: false, openedAt: 0, early: false, commitMs: undefined };
-  const inSavepoint = db.transaction((work: () => void) => work());
+  const state: BatchState = {
+    waiters: [],
+    open: false,
+    openedAt: 0,
+    early: false,
+    commitMs: undefined,
+    rolledBack: [],
+    began: [],
+  };
   const commit = (): void => commitBatch(db, state, now);
   return {
     write(work, statements = 'many') {
@@ -62,14 +81,18 @@ export function createGroupCommit(
         state.open = true;
         state.openedAt = now();
         schedule(commit);
+        for (const listener of state.began) listener();
       }
       try {
-        if (statements === 'one') work();
-        else inSavepoint(work);
+        work();
       } catch (error) {
+        // One statement that failed left nothing behind, unless its error rolled the whole transaction back.
+        if (statements === 'many' || !db.inTransaction) redoBatch(db, state);
         return Promise.reject(asError(error));
       }
-      const done = new Promise<void>((resolve, reject) => state.waiters.push({ resolve, reject }));
+      const done = new Promise<void>((resolve, reject) =>
+        state.waiters.push({ work, statements, resolve, reject }),
+      );
       // Never commit in the middle of a synchronous stretch: writes issued together (open a run and consume its
       // messages; close a run and record run.ended) must land in one transaction, or a crash between them splits
       // them. A microtask runs once the current stretch is done.
@@ -81,6 +104,12 @@ export function createGroupCommit(
       return done;
     },
     commit,
+    onRollback(listener) {
+      state.rolledBack.push(listener);
+    },
+    onBegin(listener) {
+      state.began.push(listener);
+    },
     get open() {
       return state.open;
     },
@@ -94,6 +123,40 @@ interface BatchState {
   openedAt: number;
   early: boolean;
   commitMs: number | undefined;
+  readonly rolledBack: (() => void)[];
+  readonly began: (() => void)[];
+}
+
+/** Roll the open transaction back (when it is still open) and tell the listeners. */
+function rollBack(db: Pick<Database.Database, 'exec' | 'inTransaction'>, state: BatchState): void {
+  try {
+    if (db.inTransaction) db.exec('ROLLBACK');
+  } catch {
+    // The transaction stays open; closing the connection rolls it back.
+  }
+  for (const listener of state.rolledBack) listener();
+}
+
+/**
+ * A write of several statements failed part-way: roll the transaction back and run the batch's other writes again
+ * in a new one, one at a time, as the Postgres write queue retries a failed batch. They ran before in the same
+ * state, so they succeed again unless the file itself fails (a full disk): then the whole batch is rejected with
+ * that one error, as a failed COMMIT rejects it.
+ */
+function redoBatch(db: Pick<Database.Database, 'exec' | 'inTransaction'>, state: BatchState): void {
+  const writes = state.waiters;
+  rollBack(db, state);
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    for (const listener of state.began) listener();
+    for (const waiter of writes) waiter.work();
+  } catch (error) {
+    const failure = asError(error);
+    state.waiters = [];
+    state.open = false;
+    for (const waiter of writes) waiter.reject(failure);
+    rollBack(db, state);
+  }
 }
 
 /** COMMIT the open batch and settle its writers; a failed COMMIT rolls the turn back and rejects them all. */
@@ -115,11 +178,7 @@ function commitBatch(
     // The writers learn of the failure even when the ROLLBACK fails too (a full disk): a lost waiter is a
     // write (and a close() waiting for it) that never settles.
     for (const waiter of batch) waiter.reject(failure);
-    try {
-      if (db.inTransaction) db.exec('ROLLBACK');
-    } catch {
-      // The transaction stays open; closing the connection rolls it back.
-    }
+    rollBack(db, state);
     return;
   }
   const took = now() - started;
