@@ -14,4 +14,10 @@ export interface SqliteAccess {
    * a run's deltas stay one row (a history read per run used to split them).
    */
   readonly readEventLog: <T>(work: () => T) => Promise<T>;
+  /**
+   * Keep what a store caches of the file in step with it: `clear` runs when a transaction is rolled back (writes it
+   * saw may be gone) and when another connection changed the file (a tool, a repair: \`PRAGMA data_version\`).
+   * Returns the check to run before serving a read from the cache.
+   */
+  readonly cacheOf: (clear: () => void) => () => void;
 }

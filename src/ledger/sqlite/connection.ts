@@ -99,6 +99,37 @@ function closeInSteps(
 }
 
 /**
+ * Caches of the file's rows are cleared when a transaction is rolled back, and when another connection wrote the
+ * file since the last look (\`PRAGMA data_version\` moves only for other connections' commits). No other connection
+ * can commit while this one holds its write transaction (BEGIN IMMEDIATE), so the check runs only outside one.
+ */
+function watchForeignWrites(
+  db: SqliteConnection['db'],
+  commits: ReturnType<typeof createGroupCommit>,
+): SqliteConnection['cacheOf'] {
+  const version = db.prepare('PRAGMA data_version').pluck();
+  let seen = version.get();
+  const caches: (() => void)[] = [];
+  const clearAll = (): void => caches.forEach((clear) => clear());
+  commits.onRollback(clearAll);
+  commits.onBegin(() => {
+    const now = version.get();
+    if (now !== seen) clearAll();
+    seen = now;
+  });
+  const check = (): void => {
+    if (commits.open) return;
+    const now = version.get();
+    if (now !== seen) clearAll();
+    seen = now;
+  };
+  return (clear) => {
+    caches.push(clear);
+    return check;
+  };
+}
+
+/**
  * Open the connection. Writes are group-committed (one transaction per event-loop turn); a read runs in the open
  * transaction, so it sees every write called before it without an fsync (a read of the event log once the
  * buffered deltas went in).
@@ -125,6 +156,7 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
     }
   };
   const events = createSqliteEventWriter({ db, write, refusal });
+  const cacheOf = watchForeignWrites(db, commits);
   const read = <T>(work: () => T, deltas?: 'deltas'): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
@@ -146,5 +178,5 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
     return closing;
   };
   const readEventLog = <T>(work: () => T): Promise<T> => read(work, 'deltas');
-  return { db, write, read: (work) => read(work), readEventLog, events, close };
+  return { db, write, read: (work) => read(work), readEventLog, cacheOf, events, close };
 }

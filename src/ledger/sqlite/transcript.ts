@@ -10,7 +10,8 @@ import {
   type ForkRow,
   type OwnTurns,
 } from '../contract/transcript-forks.js';
-import type { TranscriptFork, TranscriptStore } from '../contract/transcript-store.js';
+import type { TranscriptFork, TranscriptStore, TurnRecord } from '../contract/transcript-store.js';
+import { createTurnCache, type TurnCache } from './turn-cache.js';
 
 /** SQLite's LIMIT for "no limit". */
 const noLimit = -1;
@@ -41,9 +42,11 @@ function prepareReads(db: SqliteAccess['db'], corruptRows: CorruptRowLog) {
  * is reported once and fails the read: a run must not go on with a hole in its history.
  */
 export function createSqliteTranscript(
-  { db, write, read }: SqliteAccess,
+  { db, write, read, cacheOf }: SqliteAccess,
   corruptRows: CorruptRowLog,
 ): TranscriptStore {
+  const cache = createTurnCache();
+  const current = cacheOf(() => cache.clear());
   const appendTurn = db.prepare(
     `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
      VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
@@ -55,6 +58,7 @@ export function createSqliteTranscript(
      VALUES (@session_key, @parent_key, @turns, @up_to_run_id, @at)`,
   );
   const { forkOf, own } = prepareReads(db, corruptRows);
+  const listTurns = cachedListTurns(cache, forkOf, own);
   const addFork = (fork: TranscriptFork): void => {
     if (forkOf(fork.sessionKey) !== undefined || hasTurns.get(fork.sessionKey) !== undefined) {
       throw new RuntimeError('invalid_input', `fork: session ${fork.sessionKey} already has a transcript`);
@@ -66,22 +70,53 @@ export function createSqliteTranscript(
       up_to_run_id: fork.upToRunId ?? null,
       at: fork.at,
     });
+    cache.forked(fork);
   };
   return {
     appendTurns: (records) =>
       write(
-        () => records.forEach((record) => appendTurn.run(turnRow(record))),
+        () =>
+          records.forEach((record) => {
+            appendTurn.run(turnRow(record));
+            cache.appended(record);
+          }),
         records.length === 1 ? 'one' : 'many',
       ),
     listTurns: (sessionKey, options) =>
       read(() => {
-        const last = options?.last;
-        if (last !== undefined && last <= 0) return [];
-        return readStretches(transcriptStretches(sessionKey, forkOf), own, last);
+        current();
+        return listTurns(sessionKey, options?.last);
       }),
     listRunTurns: (runId) =>
       read(() => corruptRows.readAll(listRunTurns.all(runId) as TurnRow[], toTurnRecord)),
     forkTranscript: (fork) => write(() => addFork(fork), 'many'),
-    getFork: (sessionKey) => read(() => forkOf(sessionKey)),
+    getFork: (sessionKey) =>
+      read(() => {
+        current();
+        const known = cache.fork(sessionKey);
+        return known === 'unknown' ? forkOf(sessionKey) : known;
+      }),
+  };
+}
+
+/**
+ * A session's transcript (its latest `last` turns), from the cache when it holds them; a read of the file fills the
+ * cache for a session that is not a fork.
+ */
+function cachedListTurns(
+  cache: TurnCache,
+  forkOf: (sessionKey: string) => TranscriptFork | undefined,
+  own: (stretch: OwnTurns, last: number | undefined) => TurnRecord[],
+): (sessionKey: string, last: number | undefined) => TurnRecord[] {
+  return (sessionKey, last) => {
+    if (last !== undefined && last <= 0) return [];
+    const cached = cache.turns(sessionKey, last);
+    if (cached !== undefined) return cached;
+    const known = cache.fork(sessionKey);
+    const fork = known === 'unknown' ? forkOf(sessionKey) : known;
+    const stretches = transcriptStretches(sessionKey, (key) => (key === sessionKey ? fork : forkOf(key)));
+    const found = readStretches(stretches, own, last);
+    cache.learn(sessionKey, fork, found, last === undefined || found.length < last);
+    return found;
   };
 }
