@@ -7,6 +7,7 @@ import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { migrations } from '../../src/ledger/sqlite/schema.js';
 import {
   compensation,
+  message,
   plan,
   run,
   session,
@@ -131,5 +132,36 @@ describe('migrate', () => {
     expect(await reopened.listToolCalls('r1')).toEqual([toolCall('s1', 'r1', 1, 0)]);
     await reopened.close();
     expect(schemaOf(path)).toEqual(currentSchema);
+  });
+
+  it('upgrades a version 10 database without the indexes nothing reads, and finds what they found', async () => {
+    const path = tempPath();
+    const v10 = new Database(path);
+    for (const migration of migrations.slice(0, 10)) v10.exec(migration);
+    v10.pragma('user_version = 10');
+    expect(v10.prepare("SELECT name FROM sqlite_schema WHERE name = 'turns_by_run'").get()).toBeDefined();
+    v10.close();
+
+    const ledger = createSqliteLedger({ path });
+    await ledger.appendMessage(message('s1', 'm1', 1));
+    await ledger.appendMessage(message('s1', 'm2', 2));
+    await ledger.appendMessage(message('s1', 'm1', 3));
+    await ledger.openRun(run('s1', 'r1'));
+    await ledger.appendTurns([turn('s1', 'r1', 0), turn('s2', 'r9', 0), turn('s1', 'r1', 1)]);
+    await ledger.updateMessages('s1', ['m1'], { status: 'consumed', runId: 'r1' });
+    expect((await ledger.listMessages('s1')).map((stored) => [stored.order, stored.status])).toEqual([
+      [1, 'pending'],
+      [2, 'pending'],
+      [3, 'consumed'],
+    ]);
+    expect(await ledger.listRunTurns('r1')).toEqual([turn('s1', 'r1', 0), turn('s1', 'r1', 1)]);
+    expect(await ledger.listRunTurns('r9')).toEqual([turn('s2', 'r9', 0)]);
+    await ledger.close();
+    const raw = new Database(path, { readonly: true });
+    const indexes = raw.prepare("SELECT name FROM sqlite_schema WHERE type = 'index'").pluck().all();
+    expect(raw.pragma('user_version', { simple: true })).toBe(migrations.length);
+    raw.close();
+    expect(indexes).not.toContain('turns_by_run');
+    expect(indexes).not.toContain('inbox_by_message');
   });
 });

@@ -15,7 +15,8 @@ export function createSqliteInbox({ db, write, read }: SqliteAccess): InboxStore
   const updateMessage = db.prepare(
     `UPDATE inbox SET status = @status, run_id = coalesce(@run_id, run_id), summary = coalesce(@summary, summary)
      WHERE session_key = @session_key
-       AND ord = (SELECT max(ord) FROM inbox WHERE session_key = @session_key AND message_id = @message_id)`,
+       AND ord = (SELECT ord FROM inbox WHERE session_key = @session_key AND message_id = @message_id
+         ORDER BY ord DESC LIMIT 1)`,
   );
   const listMessages = db.prepare('SELECT * FROM inbox WHERE session_key = ? ORDER BY ord');
   return {

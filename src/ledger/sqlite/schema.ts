@@ -228,6 +228,13 @@ export const migrations: readonly string[] = [
   ALTER TABLE inbox ADD COLUMN sender_name TEXT;
   ALTER TABLE inbox ADD COLUMN sender_role TEXT;
   `,
+  // Two index entries fewer per message (issue 27): a run's turns are found through its session (turns_by_session),
+  // the run's session read from its row; a message's latest record by walking its session's inbox back from the
+  // newest (the primary key), where a message being updated is found within a few rows.
+  `
+  DROP INDEX turns_by_run;
+  DROP INDEX inbox_by_message;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -51,7 +51,7 @@ export function createSqliteTranscript(
     `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
      VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
   );
-  const listRunTurns = db.prepare('SELECT * FROM turns WHERE run_id = ? ORDER BY id');
+  const listRunTurns = prepareRunTurns(db);
   const hasTurns = db.prepare('SELECT 1 FROM turns WHERE session_key = ? LIMIT 1');
   const insertFork = db.prepare(
     `INSERT INTO session_forks (session_key, parent_key, turns, up_to_run_id, at)
@@ -87,8 +87,7 @@ export function createSqliteTranscript(
         current();
         return listTurns(sessionKey, options?.last);
       }),
-    listRunTurns: (runId) =>
-      read(() => corruptRows.readAll(listRunTurns.all(runId) as TurnRow[], toTurnRecord)),
+    listRunTurns: (runId) => read(() => corruptRows.readAll(listRunTurns(runId), toTurnRecord)),
     forkTranscript: (fork) => write(() => addFork(fork), 'many'),
     getFork: (sessionKey) =>
       read(() => {
@@ -118,5 +117,20 @@ function cachedListTurns(
     const found = readStretches(stretches, own, last);
     cache.learn(sessionKey, fork, found, last === undefined || found.length < last);
     return found;
+  };
+}
+
+/**
+ * A run's turns, found through its session's (`turns_by_session`: there is no index of turns by run), the session
+ * read from the run's row; turns of a run without a row (never written by the runtime) are found by a scan.
+ */
+function prepareRunTurns(db: SqliteAccess['db']): (runId: string) => TurnRow[] {
+  const runSession = db.prepare('SELECT session_key FROM runs WHERE run_id = ?').pluck();
+  const bySession = db.prepare('SELECT * FROM turns WHERE session_key = ? AND run_id = ? ORDER BY id');
+  const byScan = db.prepare('SELECT * FROM turns WHERE run_id = ? ORDER BY id');
+  return (runId) => {
+    const sessionKey = runSession.get(runId) as string | undefined;
+    const rows = sessionKey === undefined ? byScan.all(runId) : bySession.all(sessionKey, runId);
+    return rows as TurnRow[];
   };
 }
