@@ -5,9 +5,11 @@ import { describe, expect, it } from 'vitest';
 
 const src = join(import.meta.dirname, '..', 'src');
 
-// docs/architecture.md, top to bottom: a folder may import only from folders below it (or itself). Policies import
-// only core (checked below), so they sit just above it: the ledgers and the tool executor call them.
+// docs/architecture.md, top to bottom (public/ holds the subpath entry points, above everything they name): a folder
+// may import only from folders below it (or itself). Policies import only core (checked below), so they sit just
+// above it: the ledgers and the tool executor call them.
 const layers = [
+  'public',
   'adapters',
   'cli',
   'server',
