@@ -98,3 +98,51 @@ describe('the SQLite ledger write path', () => {
     ).toEqual([{ name: 'events_by_session' }, { name: 'events_by_time' }]);
   });
 });
+
+describe('the SQLite ledger event rows', () => {
+  it('writes the event rows of a transaction with one statement, and shows them to a read before its COMMIT', async () => {
+    const path = tempPath();
+    const ledger = createSqliteLedger({ path });
+    const inserts: string[] = [];
+    const probe = new Database(':memory:');
+    const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, unknown>;
+    probe.close();
+    const original = prototype.run as (...args: unknown[]) => unknown;
+    prototype.run = function (this: { source: string }, ...args: unknown[]) {
+      if (this.source.startsWith('INSERT INTO events')) inserts.push(this.source);
+      return original.apply(this, args);
+    };
+    try {
+      const appended = [1, 2, 3].map((cursor) =>
+        ledger.appendEvents([event(cursor, { type: 'run.started', runId: 'r1' })]),
+      );
+      expect((await ledger.readEvents({})).map((stored) => stored.cursor)).toEqual([1, 2, 3]);
+      await Promise.all(appended);
+    } finally {
+      prototype.run = original;
+    }
+    expect(inserts).toHaveLength(1);
+    await ledger.close();
+    expect(rawRows(path, 'SELECT cursor FROM events ORDER BY cursor')).toEqual([
+      { cursor: 1 },
+      { cursor: 2 },
+      { cursor: 3 },
+    ]);
+  });
+
+  it('fails the writes of a transaction whose event rows cannot go in, even once a read flushed them', async () => {
+    const path = tempPath();
+    const ledger = createSqliteLedger({ path });
+    const good = ledger.appendEvents([event(1, { type: 'run.started', runId: 'r1' })]);
+    const bad = ledger.appendEvents([
+      event(2, { type: 'run.started', runId: 'r1', sessionKey: null } as unknown as Partial<RuntimeEvent> &
+        Pick<RuntimeEvent, 'type'>),
+    ]);
+    await expect(ledger.listMessages('s1')).rejects.toThrow(/NOT NULL/);
+    await expect(good).rejects.toThrow(/NOT NULL/);
+    await expect(bad).rejects.toThrow(/NOT NULL/);
+    await ledger.appendEvents([event(3, { type: 'run.started', runId: 'r1' })]);
+    await ledger.close();
+    expect(rawRows(path, 'SELECT cursor FROM events ORDER BY cursor')).toEqual([{ cursor: 3 }]);
+  });
+});

@@ -1,7 +1,7 @@
 import { isRuntimeError, RuntimeError } from '../../core/index.js';
 import { createGroupCommit } from './group-commit.js';
 import type { SqliteAccess } from './access.js';
-import { createSqliteEventWriter, type SqliteEventWriter } from './event-writer.js';
+import { createEventRowBuffer, createSqliteEventWriter, type SqliteEventWriter } from './event-writer.js';
 import type { SqliteLedgerOptions } from './ledger.js';
 import { openDatabase } from './open.js';
 
@@ -155,12 +155,16 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
       return coded(error);
     }
   };
-  const events = createSqliteEventWriter({ db, write, refusal });
+  const rows = createEventRowBuffer(db);
+  commits.beforeCommit(() => rows.flush());
+  commits.onRollback(() => rows.clear());
+  const events = createSqliteEventWriter({ db, write, refusal }, rows);
   const cacheOf = watchForeignWrites(db, commits);
   const read = <T>(work: () => T, deltas?: 'deltas'): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
       if (deltas !== undefined) void events.flush().catch(() => undefined);
+      if (commits.open) rows.flush();
       return Promise.resolve(work());
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));

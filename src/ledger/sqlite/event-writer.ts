@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { RuntimeError } from '../../core/index.js';
+import type { RuntimeError, RuntimeEvent } from '../../core/index.js';
 import { createEventWriter, type EventWriter } from '../sql/batching-event-writer.js';
 import { createDeltaCoalescer } from '../sql/delta-coalescer.js';
 import { eventRow } from '../sql/params.js';
@@ -15,20 +15,76 @@ export interface SqliteEventWriterDeps {
   readonly refusal: () => RuntimeError | undefined;
 }
 
+/** Rows per multi-row INSERT. */
+const rowsPerStatement = 32;
+const columns = ['cursor', 'session_key', 'seq', 'type', 'run_id', 'at', 'body'] as const;
+
+/**
+ * The event rows of the open transaction, written together: an append only buffers its rows (its promise still
+ * settles with the transaction's COMMIT), and `flush` inserts them with one statement per 32 rows, just before the
+ * COMMIT and before any read of the file (so a read sees them). Eight events per message were eight INSERTs.
+ */
+export interface EventRowBuffer {
+  add(events: readonly RuntimeEvent[]): void;
+  /** Insert the buffered rows now (in the open transaction). */
+  flush(): void;
+  /** Forget the buffered rows (their transaction was rolled back; the writes that buffered them run again). */
+  clear(): void;
+}
+
+/** Create the buffer of one connection's event rows. */
+export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
+  const statements = new Map<number, Database.Statement>();
+  const statementFor = (rows: number): Database.Statement => {
+    let statement = statements.get(rows);
+    if (statement === undefined) {
+      const values = Array.from({ length: rows }, () => `(${columns.map(() => '?').join(', ')})`);
+      statement = db.prepare(`INSERT INTO events (${columns.join(', ')}) VALUES ${values.join(', ')}`);
+      statements.set(rows, statement);
+    }
+    return statement;
+  };
+  let pending: unknown[][] = [];
+  // A flush that failed before a read: the batch's COMMIT must fail with it, or its writers would be told their
+  // rows are durable.
+  let failure: Error | undefined;
+  return {
+    add(events) {
+      for (const event of events) {
+        const row = eventRow(event);
+        pending.push(columns.map((column) => row[column]));
+      }
+    },
+    flush() {
+      if (failure !== undefined) throw failure;
+      const rows = pending;
+      pending = [];
+      try {
+        for (let start = 0; start < rows.length; start += rowsPerStatement) {
+          const chunk = rows.slice(start, start + rowsPerStatement);
+          statementFor(chunk.length).run(chunk.flat());
+        }
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        throw failure;
+      }
+    },
+    clear() {
+      pending = [];
+      failure = undefined;
+    },
+  };
+}
+
 /** Create the event writer of one connection, numbering on from the file's last cursor. */
-export function createSqliteEventWriter({ db, write, refusal }: SqliteEventWriterDeps): SqliteEventWriter {
-  const insert = db.prepare(
-    `INSERT INTO events (cursor, session_key, seq, type, run_id, at, body)
-     VALUES (@cursor, @session_key, @seq, @type, @run_id, @at, @body)`,
-  );
+export function createSqliteEventWriter(
+  { db, write, refusal }: SqliteEventWriterDeps,
+  rows: EventRowBuffer,
+): SqliteEventWriter {
   const writer = createEventWriter({
     deltas: createDeltaCoalescer(),
-    // One row is one statement, atomic alone: a savepoint only for several.
-    writeRows: (events) =>
-      write(
-        () => events.forEach((event) => insert.run(eventRow(event))),
-        events.length === 1 ? 'one' : 'many',
-      ),
+    // Buffering cannot fail: the rows go in (and may fail) with the transaction's COMMIT.
+    writeRows: (events) => write(() => rows.add(events), 'one'),
     refusal,
   });
   const highest = db.prepare('SELECT max(cursor) AS cursor FROM events').get() as { cursor: number | null };

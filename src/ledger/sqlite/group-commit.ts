@@ -19,6 +19,11 @@ export interface GroupCommit {
   onRollback(listener: () => void): void;
   /** Call `listener` right after each transaction begins (before the write that began it runs). */
   onBegin(listener: () => void): void;
+  /**
+   * Run `hook` in the open transaction just before its COMMIT (rows a store buffered go in then, in one statement);
+   * a hook that throws fails the batch as a failed COMMIT does.
+   */
+  beforeCommit(hook: () => void): void;
   readonly open: boolean;
 }
 
@@ -72,6 +77,7 @@ export function createGroupCommit(
     commitMs: undefined,
     rolledBack: [],
     began: [],
+    committing: [],
   };
   const commit = (): void => commitBatch(db, state, now);
   return {
@@ -110,6 +116,9 @@ export function createGroupCommit(
     onBegin(listener) {
       state.began.push(listener);
     },
+    beforeCommit(hook) {
+      state.committing.push(hook);
+    },
     get open() {
       return state.open;
     },
@@ -125,6 +134,7 @@ interface BatchState {
   commitMs: number | undefined;
   readonly rolledBack: (() => void)[];
   readonly began: (() => void)[];
+  readonly committing: (() => void)[];
 }
 
 /** Roll the open transaction back (when it is still open) and tell the listeners. */
@@ -172,6 +182,7 @@ function commitBatch(
   state.early = false;
   const started = now();
   try {
+    for (const hook of state.committing) hook();
     db.exec('COMMIT');
   } catch (error) {
     const failure = asError(error);
