@@ -138,7 +138,7 @@ describe('the SQLite ledger event rows', () => {
       event(2, { type: 'run.started', runId: 'r1', sessionKey: null } as unknown as Partial<RuntimeEvent> &
         Pick<RuntimeEvent, 'type'>),
     ]);
-    await expect(ledger.listMessages('s1')).rejects.toThrow(/NOT NULL/);
+    await expect(ledger.readEvents({})).rejects.toThrow(/NOT NULL/);
     await expect(good).rejects.toThrow(/NOT NULL/);
     await expect(bad).rejects.toThrow(/NOT NULL/);
     await ledger.appendEvents([event(3, { type: 'run.started', runId: 'r1' })]);

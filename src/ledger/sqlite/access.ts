@@ -10,8 +10,9 @@ export interface SqliteAccess {
   readonly write: (work: () => void, statements?: 'one' | 'many') => Promise<void>;
   readonly read: <T>(work: () => T) => Promise<T>;
   /**
-   * A read of the `events` table: the buffered token deltas are written first. Other reads leave them buffered, so
-   * a run's deltas stay one row (a history read per run used to split them).
+   * A read of the `events` table: the buffered token deltas and event rows are written first. Other reads leave them
+   * buffered, so a run's deltas stay one row (a history read per run used to split them) and a transaction's event
+   * rows go in together.
    */
   readonly readEventLog: <T>(work: () => T) => Promise<T>;
   /**

@@ -163,8 +163,9 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
   const read = <T>(work: () => T, deltas?: 'deltas'): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
+      // Only the event log's readers read the events table: the rows and deltas still buffered go in first.
       if (deltas !== undefined) void events.flush().catch(() => undefined);
-      if (commits.open) rows.flush();
+      if (deltas !== undefined && commits.open) rows.flush();
       return Promise.resolve(work());
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
