@@ -93,7 +93,13 @@ const payloads = {
   'tool.skipped': { toolCallId: z.string(), tool: z.string(), reason: z.enum(toolSkipReasons) },
   // A call that started before a crash and has no recorded outcome: it is not run again on its own; the run pauses
   // for an operator (approve: run it again, reject: the model hears its outcome is unknown, or supply the outcome).
-  'tool.in_doubt': { toolCallId: z.string(), tool: z.string(), args: z.unknown(), reason: z.string() },
+  'tool.in_doubt': {
+    toolCallId: z.string(),
+    tool: z.string(),
+    args: z.unknown(),
+    reason: z.string(),
+    stepId: z.string().optional(),
+  },
   'tool.deferred': { toolCallId: z.string(), tool: z.string(), args: z.unknown() },
   'tool.supplied': { toolCallId: z.string(), tool: z.string(), isError: z.boolean() },
   'approval.requested': {

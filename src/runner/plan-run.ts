@@ -103,7 +103,15 @@ function executeSteps(
       sinks.awaitingTools.set(unit.id, unit.tool);
       if (segment.inDoubt?.has(unit.id) === true) {
         const { id: toolCallId, tool, args } = unit;
-        scope.control.emit({ type: 'tool.in_doubt', runId, toolCallId, tool, args, reason: inDoubtReason });
+        scope.control.emit({
+          type: 'tool.in_doubt',
+          runId,
+          toolCallId,
+          tool,
+          args,
+          reason: inDoubtReason,
+          stepId: toolCallId,
+        });
       }
       scope.control.emit({
         type: 'approval.requested',

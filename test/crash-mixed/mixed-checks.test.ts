@@ -161,6 +161,19 @@ describe('checkRuns', () => {
     expect(checkRuns(key, [], paused, createTally())).toEqual([]);
   });
 
+  it('counts a run a kill cut as at work again only from its next work event after its resume', () => {
+    const cut = event('tool.called', 'p1', { toolCallId: 'a', tool: 'record', args: {} });
+    const resumed = event('run.resumed', 'p1', { attempt: 1, reason: 'crash' });
+    const other = event('tool.called', 'r1', { toolCallId: 'b', tool: 'record', args: {} });
+    const again = event('tool.called', 'p1', { toolCallId: 'c', tool: 'record', args: {} });
+    expect(checkRuns(key, [], [cut, resumed, other, event('run.ended', 'r1'), again], createTally())).toEqual(
+      [],
+    );
+    expect(
+      checkRuns(key, [], [cut, resumed, other, again], createTally()).map((found) => found.kind),
+    ).toEqual(['overlap']);
+  });
+
   it('reports a run that crashed though no kill left it open', () => {
     const events = [event('run.ended', 'r1', { ...ended, status: 'crashed' })];
     const found = checkRuns(key, [run('r1', [], 'crashed')], events, createTally());

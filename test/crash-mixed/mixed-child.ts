@@ -82,11 +82,15 @@ async function operate(event: RuntimeEvent): Promise<void> {
 
 /**
  * A call a kill cut in doubt is never approved (that would run it a second time): the operator rejects it, so the
- * model hears its outcome is unknown. Its `approval.requested`, which follows, then finds it settled (stale).
+ * model hears its outcome is unknown (a plan step: the plan records it failed). Its `approval.requested`, which
+ * follows, then finds it settled (stale).
  */
 async function rejectInDoubt(event: RuntimeEvent & { type: 'tool.in_doubt' }): Promise<void> {
+  const session = runtime.session(event.sessionKey);
   try {
-    await runtime.session(event.sessionKey).approve({ toolCallId: event.toolCallId, decision: 'reject' });
+    if (event.stepId === undefined)
+      await session.approve({ toolCallId: event.toolCallId, decision: 'reject' });
+    else await session.approvePlan({ runId: event.runId ?? '', reject: [event.stepId] });
   } catch (error) {
     if (isRuntimeError(error, 'runtime_closed')) return;
     report({ stale: `${event.runId ?? ''}/${event.toolCallId}`, code: codeOf(error) });

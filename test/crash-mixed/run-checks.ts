@@ -38,7 +38,8 @@ function checkChatOverlaps(key: string, events: readonly RuntimeEvent[]): Violat
 
 /**
  * No two runs of a session (chat or plan) do work at once: once a run emitted a work event, no other run of the
- * session emits one until it pauses or ends.
+ * session emits one until it pauses or ends. A kill stops every run's work: a run resumed after it (`run.resumed`
+ * with a reason) is at work again only from its next work event, once its lane is its own.
  */
 function checkWorkOverlaps(key: string, events: readonly RuntimeEvent[]): Violation[] {
   const violations: Violation[] = [];
@@ -53,6 +54,8 @@ function checkWorkOverlaps(key: string, events: readonly RuntimeEvent[]): Violat
         });
       working = runId;
     } else if ((event.type === 'run.paused' || event.type === 'run.ended') && runId === working) {
+      working = undefined;
+    } else if (event.type === 'run.resumed' && event.reason !== undefined && runId === working) {
       working = undefined;
     }
   }

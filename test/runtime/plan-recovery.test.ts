@@ -103,7 +103,7 @@ describe('createRuntime (a plan run resumes after a crash)', () => {
     expect([starts.get('first'), starts.get('second')]).toEqual([1, 1]);
     expect(b.chat.status()).toMatchObject({ state: 'awaiting_approval', runId: 'run_1' });
     expect(ofType(b.events, 'tool.in_doubt')).toMatchObject([
-      { runId: 'run_1', toolCallId: 'b', tool: 'second' },
+      { runId: 'run_1', toolCallId: 'b', tool: 'second', stepId: 'b' },
     ]);
     expect(ofType(b.events, 'approval.requested').at(-1)).toMatchObject({ runId: 'run_1', stepId: 'b' });
     await b.crash();
