@@ -53,8 +53,11 @@ function kindOf(sql: string): string {
   if (verb === 'ROLLBACK' || verb === 'COMMIT' || verb === 'BEGIN' || verb === 'PRAGMA') return text;
   return text.length > 110 ? `${text.slice(0, 107)}...` : text;
 }
+/** Kinds by SQL text, so that counting costs a map lookup (a first version's regex took 5% of the runtime pass). */
+const kinds = new Map<string, string>();
 function count(sql: string): void {
-  const kind = kindOf(sql);
+  let kind = kinds.get(sql);
+  if (kind === undefined) kinds.set(sql, (kind = kindOf(sql)));
   counted.set(kind, (counted.get(kind) ?? 0) + 1);
 }
 function countStatements(): void {
