@@ -161,6 +161,14 @@ describe('checkRuns', () => {
     expect(checkRuns(key, [], paused, createTally())).toEqual([]);
   });
 
+  it('lets a plan fail only when a step of it was in doubt (the operator rejects such a step)', () => {
+    const plan = { ...run('p1', []), provider: 'plan', status: 'failed' as const };
+    const doubt = event('tool.in_doubt', 'p1', { toolCallId: 'a', tool: 'record', args: {}, reason: 'cut' });
+    const ended = event('run.ended', 'p1', { status: 'failed' });
+    expect(checkRuns(key, [plan], [ended], createTally()).map((found) => found.kind)).toEqual(['other']);
+    expect(checkRuns(key, [plan], [doubt, ended], createTally())).toEqual([]);
+  });
+
   it('counts a run a kill cut as at work again only from its next work event after its resume', () => {
     const cut = event('tool.called', 'p1', { toolCallId: 'a', tool: 'record', args: {} });
     const resumed = event('run.resumed', 'p1', { attempt: 1, reason: 'crash' });

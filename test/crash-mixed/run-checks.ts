@@ -64,10 +64,18 @@ function checkWorkOverlaps(key: string, events: readonly RuntimeEvent[]): Violat
 
 /**
  * Statuses a run of this workload may end with: it never aborts, times out or fails on purpose. A plan paused for
- * approval holds its session like a paused chat run, so an interrupting message ends it too.
+ * approval holds its session like a paused chat run, so an interrupting message ends it too; a plan whose step a
+ * kill left in doubt may fail, since the operator rejects that step (its outcome is unknown).
  */
 const chatEndings = new Set(['completed', 'interrupted', 'crashed']);
 const planEndings = new Set(['completed', 'interrupted', 'crashed']);
+
+function endingAllowed(run: RunRecord, events: readonly RuntimeEvent[]): boolean {
+  if (run.provider !== 'plan') return chatEndings.has(run.status);
+  if (planEndings.has(run.status)) return true;
+  const inDoubt = events.some((event) => event.type === 'tool.in_doubt' && event.runId === run.runId);
+  return run.status === 'failed' && inDoubt;
+}
 
 function checkEndings(
   key: string,
@@ -79,8 +87,7 @@ function checkEndings(
   for (const run of runs) {
     const ended = events.filter((event) => event.type === 'run.ended' && event.runId === run.runId);
     const plan = run.provider === 'plan';
-    const endings = plan ? planEndings : chatEndings;
-    if (!endings.has(run.status))
+    if (!endingAllowed(run, events))
       violations.push({
         kind: 'other',
         text: `${key}: ${plan ? 'plan ' : ''}run ${run.runId} is ${run.status} at the end ${JSON.stringify(run.error ?? {})}`,
