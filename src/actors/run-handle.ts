@@ -48,8 +48,9 @@ function requestFor(sessionKey: string, run: ActiveRun, handle: RunHandle): RunR
 }
 
 /**
- * The port of `run`: its session's port, looked up at the run's first event (the session is live by then, also
- * for a run a hydrating session starts), and its phase kept on its handle.
+ * The port of `run`: its session's port, looked up one microtask after the start (a hydrating session that starts
+ * a run is live by then) and kept, so the run's events go to that session even after a ledger fault stopped it;
+ * its phase is kept on its handle.
  */
 function portFor(
   sessionKey: string,
@@ -58,6 +59,7 @@ function portFor(
 ): RunPort {
   let port: SessionPort | undefined;
   const session = (): SessionPort => (port ??= portOf(sessionKey));
+  queueMicrotask(session);
   return {
     key: sessionKey,
     emit: (event) => session().emit(event),
