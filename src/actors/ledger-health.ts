@@ -4,19 +4,9 @@ import { createDeferred, type Deferred } from '../core/index.js';
 import { isRuntimeError, RuntimeError } from '../core/index.js';
 import type { EventInput } from '../core/index.js';
 import type { Random } from '../core/index.js';
-import type { Ledger } from '../ledger/index.js';
+import { isFileFailure, type Ledger } from '../ledger/index.js';
 import { backoffDelay } from '../policies/index.js';
 import type { LedgerGuard, RunLease } from '../runner/index.js';
-
-/** SQLite result codes of a file that cannot take a write (space, device, permissions, a lock held too long). */
-const storageFaultCodes = [
-  'SQLITE_FULL',
-  'SQLITE_IOERR',
-  'SQLITE_READONLY',
-  'SQLITE_CANTOPEN',
-  'SQLITE_BUSY',
-  'SQLITE_PERM',
-];
 
 /** The SQLite code of a failure or of its cause, when there is one. */
 function sqliteCodeOf(error: unknown): string | undefined {
@@ -35,7 +25,7 @@ function sqliteCodeOf(error: unknown): string | undefined {
 export function isStorageFault(error: unknown): boolean {
   if (isRuntimeError(error, 'ledger_unavailable')) return true;
   const code = sqliteCodeOf(error);
-  return code !== undefined && storageFaultCodes.some((prefix) => code.startsWith(prefix));
+  return code !== undefined && isFileFailure(code);
 }
 
 /** The coded error a storage fault is reported as: the SQLite code and the ledger file's own name, no other path. */

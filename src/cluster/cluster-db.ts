@@ -1,7 +1,7 @@
 import type pgModule from 'pg';
 import type { Client, Pool, PoolClient } from 'pg';
 import { RuntimeError } from '../core/index.js';
-import { translatePostgresError } from '../ledger/index.js';
+import { numericInt8Types, postgresSchemaPattern, translatePostgresError } from '../ledger/index.js';
 import { migrateCluster } from './cluster-schema.js';
 
 /** Where the cluster's tables live: the ledger's database and schema. */
@@ -37,23 +37,12 @@ export interface ClusterDatabase {
 /** The `pg` module, imported when the cluster opens (an optional peer dependency). */
 type PgModule = typeof pgModule;
 
-const schemaPattern = /^[a-z_][a-z0-9_]{0,62}$/u;
-const int8 = 20;
-
 function connectionConfig(options: ClusterDatabaseOptions, schema: string, pg: PgModule) {
   return {
     connectionString: options.connectionString,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=10000`,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
-        oid === int8
-          ? Number
-          : (pg.types.getTypeParser as (oid: number, format?: string) => unknown)(
-              oid,
-              format,
-            )) as typeof pg.types.getTypeParser,
-    },
+    types: numericInt8Types(pg),
   };
 }
 
@@ -67,7 +56,7 @@ function queryOn(client: Pool | PoolClient): ClusterQuery {
 /** Open the cluster's pool on the ledger's schema and migrate its tables. Failures are `ledger_unavailable`. */
 export async function openClusterDatabase(options: ClusterDatabaseOptions): Promise<ClusterDatabase> {
   const schema = options.schema ?? 'agentlanes';
-  if (!schemaPattern.test(schema))
+  if (!postgresSchemaPattern.test(schema))
     throw new RuntimeError('invalid_input', `schema "${schema}" is not a lowercase identifier`);
   const translate = (error: unknown): Error => translatePostgresError(error, options.connectionString);
   const pg = (await import('pg')).default;

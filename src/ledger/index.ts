@@ -62,6 +62,8 @@ export { createSqliteLedger, type SqliteLedgerOptions } from './sqlite/ledger.js
 export { createPostgresLedger, type PostgresLedger, type PostgresLedgerOptions } from './postgres/ledger.js';
 export type { SessionFence } from './postgres/fence.js';
 export { translatePostgresError } from './postgres/errors.js';
+export { numericInt8Types, postgresSchemaPattern } from './postgres/connection.js';
+export { isFileFailure } from './sqlite/connection.js';
 export type { FenceLease } from './postgres/fence.js';
 export { applyMigrations } from './postgres/schema.js';
 export { writerLockPath } from './sqlite/lock.js';

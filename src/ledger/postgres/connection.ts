@@ -1,3 +1,4 @@
+import type pgModule from 'pg';
 import type { Pool, PoolClient } from 'pg';
 import { RuntimeError } from '../../core/index.js';
 import type { PostgresAccess } from './access.js';
@@ -17,7 +18,8 @@ export interface PostgresConnection extends PostgresAccess {
 }
 
 /** Schema names are plain lowercase identifiers, so that they need no quoting anywhere (search_path included). */
-const schemaPattern = /^[a-z_][a-z0-9_]{0,62}$/u;
+/** A schema name both the ledger and the cluster accept: a lowercase identifier of at most 63 characters. */
+export const postgresSchemaPattern = /^[a-z_][a-z0-9_]{0,62}$/u;
 
 /** The default schema of the ledger's tables. */
 export const defaultPostgresSchema = 'agentlanes';
@@ -25,13 +27,26 @@ export const defaultPostgresSchema = 'agentlanes';
 /** BIGINT columns hold ms timestamps and counters, all far below 2^53: read them as numbers, not strings. */
 const int8 = 20;
 
+/** The type parsers of a pool: BIGINT read as a number, every other type as `pg` reads it. */
+export function numericInt8Types(pg: typeof pgModule): { getTypeParser: typeof pg.types.getTypeParser } {
+  return {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+      oid === int8
+        ? Number
+        : (pg.types.getTypeParser as (oid: number, format?: string) => unknown)(
+            oid,
+            format,
+          )) as typeof pg.types.getTypeParser,
+  };
+}
+
 /** Check the options at construction: bad ones throw `invalid_input` (never echoing the connection string). */
 function checkOptions(options: PostgresLedgerOptions): string {
   if (typeof options.connectionString !== 'string' || options.connectionString === '') {
     throw new RuntimeError('invalid_input', 'the Postgres ledger needs a connectionString');
   }
   const schema = options.schema ?? defaultPostgresSchema;
-  if (!schemaPattern.test(schema)) {
+  if (!postgresSchemaPattern.test(schema)) {
     throw new RuntimeError(
       'invalid_input',
       `schema "${schema}" is not a lowercase identifier (a-z, 0-9, _; at most 63 characters)`,
@@ -48,15 +63,7 @@ async function createPool(options: PostgresLedgerOptions, schema: string): Promi
     max: 1,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${Math.round(idleMs)}`,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
-        oid === int8
-          ? Number
-          : (pg.types.getTypeParser as (oid: number, format?: string) => unknown)(
-              oid,
-              format,
-            )) as typeof pg.types.getTypeParser,
-    },
+    types: numericInt8Types(pg),
   });
   // An idle client the server dropped: the pool discards it and the next batch connects afresh.
   pool.on('error', () => undefined);

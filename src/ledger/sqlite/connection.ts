@@ -27,7 +27,7 @@ export function translateFileError(error: unknown, path: string): Error {
       details: { path },
     });
   }
-  if (typeof code === 'string' && fileFailures.some((prefix) => code.startsWith(prefix))) {
+  if (typeof code === 'string' && isFileFailure(code)) {
     return new RuntimeError('ledger_unavailable', `the ledger ${path} cannot be written: ${said}`, {
       cause: error,
       details: { path },
@@ -37,7 +37,7 @@ export function translateFileError(error: unknown, path: string): Error {
 }
 
 /** SQLite result codes of a file that cannot take a write (space, device, permissions, locks held elsewhere). */
-const fileFailures = [
+const fileFailures: readonly string[] = [
   'SQLITE_FULL',
   'SQLITE_IOERR',
   'SQLITE_READONLY',
@@ -45,6 +45,11 @@ const fileFailures = [
   'SQLITE_BUSY',
   'SQLITE_PERM',
 ];
+
+/** Whether SQLite result `code` (an extended one too: `SQLITE_IOERR_WRITE`) says the file cannot take a write. */
+export function isFileFailure(code: string): boolean {
+  return fileFailures.some((prefix) => code.startsWith(prefix));
+}
 
 /**
  * Run every step of closing, each even when the ones before failed (so the file handles and the writer lock are
