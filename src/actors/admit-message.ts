@@ -1,5 +1,5 @@
 import type { ActiveRun, QueuedMessage, Admitted } from './session-context.js';
-import { admissionFor, statusOf } from './session-admission.js';
+import { admitInto, previewAdmission, statusOf } from './session-admission.js';
 import type { LiveSession } from './session-registry.js';
 import type { InboxRecord, Ledger } from '../ledger/index.js';
 import {
@@ -117,9 +117,16 @@ export function decide(
     runtime: deps.queueDefaults,
   });
   const settings = settingsFor(deps.authority, before.context.run, message, resolved);
-  // The machine's own decision on the session as it is now: it says which status to record, or refuses.
   const item = queuedItem(message, messageId, settings, now, deps.authority);
-  const admission = admissionFor(before, settings, item.role);
+  const admit = {
+    type: 'ADMIT',
+    item,
+    settings,
+    at: now,
+    remember: false,
+    waitMs: deps.interruptWaitMs,
+  } as const;
+  const admission = previewAdmission(session.actor, admit);
   if (admission.kind === 'reject') {
     deps.emit(session, { type: 'message.rejected', messageId, code: admission.code });
     return { messageId, disposition: 'rejected', code: admission.code };
@@ -258,14 +265,6 @@ function recordDrop(
   });
 }
 
-/** What the session machine recorded for the message ADMIT just brought. */
-function admittedNow(session: LiveSession, messageId: string): Admitted {
-  const { admitted } = session.actor.getSnapshot().context;
-  if (admitted?.messageId !== messageId)
-    throw new RuntimeError('internal', `send: session "${session.key}" did not admit message "${messageId}"`);
-  return admitted;
-}
-
 /**
  * Admit one message once its inbox record is durable: decide (to know the status to record, or to refuse), write,
  * then send ADMIT: the session machine decides again on the session as it is then, applies the decision and
@@ -289,7 +288,7 @@ async function admitNow(
     await stored?.undo();
     throw error;
   });
-  session.actor.send({
+  const admitted = admitInto(session.actor, {
     type: 'ADMIT',
     item: { ...decided.item, ...parts },
     settings,
@@ -298,7 +297,6 @@ async function admitNow(
     remember: message.id !== undefined,
     waitMs: deps.interruptWaitMs,
   });
-  const admitted = admittedNow(session, messageId);
   const { disposition, position, runId } = admitted;
   const steeredInto = admitted.kind === 'steer' ? runId : undefined;
   announce(deps, session, message, decided, {

@@ -6,9 +6,12 @@ import {
   type SessionActivity,
   type QueueSettings,
 } from '../policies/index.js';
-import { activityOf, type SessionSnapshot } from './session-machine.js';
+import { transition } from 'xstate';
+import { RuntimeError } from '../core/index.js';
+import type { SessionActor } from './session-machine.js';
 import {
   type Admitted,
+  type AdmissionPreviewed,
   type SessionContext,
   type SessionEvent,
   accept,
@@ -89,22 +92,28 @@ export function durableAdmissionIn(
   return { kind: 'enqueue', disposition, dropOldest: false, summarize: false };
 }
 
-/** The decision for a message ADMIT brings in a state of `activity`: what the machine's guards and actions use. */
-export function admissionOf(
+/**
+ * The decision for a message ADMIT brings in a state of `activity`: what the machine's guards and actions use. A
+ * durable message (`recorded`) is never refused; a preview (no `recorded`) may be.
+ */
+export function admissionOf(activity: AdmitActivity, context: SessionContext, event: AdmitEvent): Admission {
+  const { role } = event.item;
+  const current = activityIn(activity, context);
+  if (event.recorded === undefined) return admissionIn(current, context, event.settings, role);
+  return durableAdmissionIn(current, context, event.settings, event.recorded, role);
+}
+
+/** What a preview of ADMIT emits: the decision on a message not written yet (the status to record, or a refusal). */
+export function previewOf(
   activity: AdmitActivity,
   context: SessionContext,
   event: AdmitEvent,
-): AppliedAdmission {
-  const { role } = event.item;
-  return durableAdmissionIn(activityIn(activity, context), context, event.settings, event.recorded, role);
-}
-
-/**
- * The decision before the message is durable, from the session as it is now (may refuse it): the same policy the
- * machine applies on ADMIT, so `send()` knows the status to record and refuses before writing.
- */
-export function admissionFor(snapshot: SessionSnapshot, settings: QueueSettings, role?: string): Admission {
-  return admissionIn(activityOf(snapshot), snapshot.context, settings, role);
+): AdmissionPreviewed {
+  return {
+    type: 'admission.previewed',
+    messageId: event.item.messageId,
+    admission: admissionOf(activity, context, event),
+  };
 }
 
 /** The oldest queued message the decision drops for the cap, and its summary when the cap summarizes. */
@@ -196,8 +205,8 @@ function standing(context: SessionContext, messageId: string, steered: boolean) 
 }
 
 /**
- * Apply the decision for a message ADMIT brings in a state of `activity` (at `place`), and record the outcome in
- * `context.admitted`. `runId` names a run the message starts.
+ * Apply the decision for a durable message ADMIT brings in a state of `activity` (at `place`): the next context, and
+ * the outcome the machine emits (`message.admitted`). `runId` names a run the message starts.
  */
 export function applyAdmission(
   context: SessionContext,
@@ -205,8 +214,10 @@ export function applyAdmission(
   activity: AdmitActivity,
   place: AdmitPlace,
   runId: () => string,
-): SessionContext {
+): { readonly next: SessionContext; readonly outcome: Admitted } {
   const admission = admissionOf(activity, context, event);
+  if (admission.kind === 'reject')
+    throw new RuntimeError('internal', `session "${context.sessionKey}" refused a durable message`);
   const dropped = droppedBy(admission, context);
   const next = changedBy(context, event, admission, place, runId);
   const { messageId } = event.item;
@@ -219,23 +230,58 @@ export function applyAdmission(
     ...where,
     ...(dropped === undefined ? {} : { dropped }),
   };
-  return { ...next, admitted: outcome };
+  return { next, outcome };
 }
 
 /**
- * After a drain took the next run: the last admitted message, when it is in that run and was not in one yet,
- * now answers `started` with the run's id (an ADMIT that let the queue drain at once started its message).
+ * The session machine's decision on a message not written yet: its ADMIT, previewed with xstate's pure
+ * `transition()` on the session as it is now (nothing changes), says the status to record or refuses it. The
+ * machine decides again on the real ADMIT once the record is durable, with the same guards.
  */
-export function settleAdmitted(context: SessionContext): SessionContext {
-  const { admitted: last, run } = context;
-  if (last === undefined || run === null || last.runId !== undefined) return context;
-  if (!run.messageIds.includes(last.messageId)) return context;
-  const started: Admitted = {
-    messageId: last.messageId,
-    kind: last.kind,
-    disposition: 'started',
-    runId: run.runId,
-    ...(last.dropped === undefined ? {} : { dropped: last.dropped }),
-  };
-  return { ...context, admitted: started };
+export function previewAdmission(actor: SessionActor, admit: AdmitEvent): Admission {
+  const [, actions] = transition(actor.logic, actor.getSnapshot(), admit);
+  // xstate lists an emit as an `xstate.emit` action (its types name only the machine's own actions).
+  for (const action of actions as readonly { readonly type: string; readonly params?: unknown }[]) {
+    const emitted = action.type === 'xstate.emit' ? emittedOf(action.params) : undefined;
+    if (emitted?.type === 'admission.previewed') return emitted.admission;
+  }
+  throw new RuntimeError(
+    'internal',
+    `session "${actor.getSnapshot().context.sessionKey}" made no decision on a message`,
+  );
+}
+
+/** The event an `xstate.emit` action emits. */
+function emittedOf(params: unknown): AdmissionPreviewed | undefined {
+  if (typeof params !== 'object' || params === null || !('event' in params)) return undefined;
+  return params.event as AdmissionPreviewed;
+}
+
+/**
+ * Send a durable message's ADMIT and take the outcome the machine emits for it (`message.admitted`); a drain that
+ * took the message into a run in the same step (`run.taken`) makes it `started` in that run.
+ */
+export function admitInto(actor: SessionActor, admit: AdmitEvent): Admitted {
+  const { messageId } = admit.item;
+  let outcome: Admitted | undefined;
+  const admitted = actor.on('message.admitted', (event) => {
+    if (event.outcome.messageId === messageId) outcome = event.outcome;
+  });
+  const taken = actor.on('run.taken', ({ runId, messageIds }) => {
+    if (outcome === undefined || outcome.runId !== undefined || !messageIds.includes(messageId)) return;
+    const { position: _queued, ...rest } = outcome;
+    outcome = { ...rest, disposition: 'started', runId };
+  });
+  try {
+    actor.send(admit);
+  } finally {
+    admitted.unsubscribe();
+    taken.unsubscribe();
+  }
+  if (outcome === undefined)
+    throw new RuntimeError(
+      'internal',
+      `session "${actor.getSnapshot().context.sessionKey}" did not admit message "${messageId}"`,
+    );
+  return outcome;
 }

@@ -8,6 +8,7 @@ import type {
   RunSummary,
 } from '../runner/index.js';
 import {
+  type Admission,
   type QueueSettings,
   type QueueSettingsInput,
   composeMessageText,
@@ -128,8 +129,6 @@ export interface SessionContext {
   readonly pause: PauseContext | null;
   /** The session's plan runs not ended yet, oldest first (absent in snapshots from before plans were held). */
   readonly plans?: readonly PlanHold[];
-  /** What became of the last admitted message (absent until one was admitted). */
-  readonly admitted?: Admitted;
   /** The session's queue-settings override (`configure`); the ledger row stores it (absent when none). */
   readonly override?: QueueSettingsInput;
   /** The session's own tool-policy layer, as stored (the runtime validates it); the ledger row stores it. */
@@ -145,6 +144,33 @@ export interface SessionContext {
 export interface RunSettled {
   readonly type: 'run.settled';
   readonly result: RunResult;
+}
+
+/**
+ * What the session actor emits as it decides on a message (ADMIT): how a durable message ended up
+ * (`message.admitted`), or, for a preview (`transition()` on a message not written yet), the status to record or the
+ * refusal (`admission.previewed`). A drain that takes the queue into a run emits `run.taken`.
+ */
+export type SessionEmitted = RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken;
+
+/** A durable message's outcome, as the ADMIT that took it left the session. */
+export interface MessageAdmitted {
+  readonly type: 'message.admitted';
+  readonly outcome: Admitted;
+}
+
+/** A preview's decision on a message not written yet (a `reject` refuses it; else its kind sets the inbox status). */
+export interface AdmissionPreviewed {
+  readonly type: 'admission.previewed';
+  readonly messageId: string;
+  readonly admission: Admission;
+}
+
+/** The queue drained into a new run, which holds these messages. */
+export interface RunTaken {
+  readonly type: 'run.taken';
+  readonly runId: string;
+  readonly messageIds: readonly string[];
 }
 
 /** How an admitted message ended up, as the ADMIT that took it left the session (docs/semantics.md, "Queue modes"). */
@@ -164,14 +190,16 @@ export interface Admitted {
 
 /**
  * Events the session actor accepts. ADMIT brings a message whose inbox record is durable (`recorded` is the status
- * it was written with) and `remember`: whether it came with a platform id to keep for the dedupe window.
+ * it was written with) and `remember`: whether it came with a platform id to keep for the dedupe window. An ADMIT
+ * without `recorded` is a preview, only ever given to xstate's pure `transition()` before the record is written: the
+ * machine decides (and may refuse) and emits its decision; nothing changes.
  */
 export type SessionEvent =
   | {
       type: 'ADMIT';
       item: QueuedMessage;
       settings: QueueSettings;
-      recorded: 'steered' | 'pending';
+      recorded?: 'steered' | 'pending';
       at: number;
       remember: boolean;
       /** How long an interrupting message may wait for the interrupted run to end before it runs anyway. */

@@ -1,4 +1,4 @@
-import { assign, enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import { assign, enqueueActions, setup, type Actor, type SnapshotFrom } from 'xstate';
 import type { Clock, IdGenerator } from '../core/index.js';
 import type {
   AbortStatus,
@@ -16,7 +16,7 @@ import {
   takeNextRun,
   initialSessionContext,
   type ActiveRun,
-  type RunSettled,
+  type SessionEmitted,
   type SessionContext,
   type SessionEvent,
   type SessionSettings,
@@ -24,7 +24,7 @@ import {
 import {
   admissionOf,
   applyAdmission,
-  settleAdmitted,
+  previewOf,
   type AdmitActivity,
   type AdmitPlace,
 } from './session-admission.js';
@@ -84,7 +84,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       context: {} as SessionContext,
       events: {} as SessionEvent,
       input: {} as SessionInput,
-      emitted: {} as RunSettled,
+      emitted: {} as SessionEmitted,
     },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
@@ -97,21 +97,35 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       // The pure admission policy, with the state's activity and the context's queue (session-admission.ts).
       admits: ({ context, event }, params: AdmitGuardParams) =>
         event.type === 'ADMIT' && admissionOf(params.activity, context, event).kind === params.kind,
+      // An ADMIT of a message not written yet: only ever given to `transition()`, to learn the decision.
+      previewing: ({ event }) => event.type === 'ADMIT' && event.recorded === undefined,
     },
     delays: {
       drainDelay: ({ context }) => Math.max(0, (context.drainAt ?? clock.now()) - clock.now()),
       pauseDelay: ({ context }) => Math.max(0, (context.pause?.until ?? clock.now()) - clock.now()),
     },
     actions: {
-      // A drain the admission let through at once makes the admitted message `started`.
-      takeNextRun: assign(({ context }) =>
-        settleAdmitted(takeNextRun(context, deps.ids('run'), clock.now())),
+      // The queue drains into a run; `run.taken` tells an admission in progress that its message is in it.
+      takeNextRun: enqueueActions(({ context, enqueue }) => {
+        const next = takeNextRun(context, deps.ids('run'), clock.now());
+        enqueue.assign(() => next);
+        if (next.run !== null)
+          enqueue.emit({ type: 'run.taken', runId: next.run.runId, messageIds: next.run.messageIds });
+      }),
+      // Decide on a durable message, apply the decision and emit its outcome (`message.admitted`).
+      admit: enqueueActions(
+        ({ context, event, enqueue }, params: { activity: AdmitActivity; place: AdmitPlace }) => {
+          if (event.type !== 'ADMIT') return;
+          const runId = () => deps.ids('run');
+          const { next, outcome } = applyAdmission(context, event, params.activity, params.place, runId);
+          enqueue.assign(() => next);
+          enqueue.emit({ type: 'message.admitted', outcome });
+        },
       ),
-      admit: assign(({ context, event }, params: { activity: AdmitActivity; place: AdmitPlace }) =>
-        event.type === 'ADMIT'
-          ? applyAdmission(context, event, params.activity, params.place, () => deps.ids('run'))
-          : context,
-      ),
+      // Decide on a message not written yet and emit the decision; nothing changes (see `previewing`).
+      preview: enqueueActions(({ context, event, enqueue }, params: { activity: AdmitActivity }) => {
+        if (event.type === 'ADMIT') enqueue.emit(previewOf(params.activity, context, event));
+      }),
       // The run is a plain object the machine owns (run-handle.ts): entering `running` starts it, its end comes
       // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
       startRun: ({ context, self }) => {
@@ -266,7 +280,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
 /** The session machine of a runtime. */
 export type SessionMachine = ReturnType<typeof createSessionMachine>;
 /** A running session actor. */
-export type SessionActor = ActorRefFrom<SessionMachine>;
+export type SessionActor = Actor<SessionMachine>;
 /** A session actor's snapshot. */
 export type SessionSnapshot = SnapshotFrom<SessionMachine>;
 
@@ -278,6 +292,7 @@ export function idleAdmission(activity: 'idle' | 'waiting' | 'held') {
   const admit = { type: 'admit', params: { activity, place: 'idle' } } as const;
   return {
     ADMIT: [
+      { guard: 'previewing', actions: { type: 'preview', params: { activity } } },
       {
         guard: { type: 'admits', params: { activity, kind: 'start' } },
         target: '#session.running',
@@ -302,6 +317,7 @@ export function runningAdmission() {
   const admit = { type: 'admit', params: { activity, place: 'running' } } as const;
   return {
     ADMIT: [
+      { guard: 'previewing', actions: { type: 'preview', params: { activity } } },
       {
         guard: { type: 'admits', params: { activity, kind: 'steer' } },
         actions: [admit, { type: 'steerRun' }],
@@ -320,6 +336,7 @@ export function pausedAdmission(activity: 'awaiting_approval' | 'awaiting_tool_r
   const admit = { type: 'admit', params: { activity, place: 'paused' } } as const;
   return {
     ADMIT: [
+      { guard: 'previewing', actions: { type: 'preview', params: { activity } } },
       {
         guard: { type: 'admits', params: { activity, kind: 'interrupt' } },
         target: '#session.running',

@@ -2,8 +2,9 @@ import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
 import { activityOf, createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
-import { admissionFor, statusOf } from '../../src/actors/session-admission.js';
-import type { QueuedMessage, SessionEvent } from '../../src/actors/session-context.js';
+import { admitInto, previewAdmission, statusOf } from '../../src/actors/session-admission.js';
+import type { QueuedMessage } from '../../src/actors/session-context.js';
+import type { AdmitEvent } from '../../src/actors/session-admission.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { queueModes } from '../../src/core/queue-modes.js';
 import { defaultQueueSettings, type QueueSettings } from '../../src/policies/queue-settings.js';
@@ -52,23 +53,32 @@ function item(messageId: string, mode: QueuedMessage['mode'] = 'followup'): Queu
   };
 }
 
-/** Send ADMIT the way `send()` does: the record's status comes from the preliminary decision. */
-function admit(actor: SessionActor, messageId: string, settings: Partial<QueueSettings> = {}) {
-  const resolved: QueueSettings = { ...defaultQueueSettings, ...settings };
-  const preliminary = admissionFor(actor.getSnapshot(), resolved);
+/** The machine's preliminary decision on a message not written yet (the preview `send()` takes). */
+function admissionFor(actor: SessionActor, settings: QueueSettings, messageId = 'preview') {
+  const { recorded: _durable, ...preview } = admitEvent(messageId, settings);
+  return previewAdmission(actor, preview);
+}
+
+/** The ADMIT of message `messageId` with `settings` (recorded pending unless told otherwise). */
+function admitEvent(messageId: string, settings: QueueSettings): AdmitEvent {
   const mode =
-    resolved.mode === 'collect' ? 'collect' : resolved.mode === 'interrupt' ? 'interrupt' : 'followup';
-  const event: SessionEvent = {
+    settings.mode === 'collect' ? 'collect' : settings.mode === 'interrupt' ? 'interrupt' : 'followup';
+  return {
     type: 'ADMIT',
     item: item(messageId, mode),
-    settings: resolved,
-    recorded: statusOf(preliminary),
+    settings,
+    recorded: 'pending',
     at: 1000,
     remember: false,
     waitMs: 30_000,
   };
-  actor.send(event);
-  return actor.getSnapshot().context.admitted;
+}
+
+/** Send ADMIT the way `send()` does: the record's status comes from the preliminary decision. */
+function admit(actor: SessionActor, messageId: string, settings: Partial<QueueSettings> = {}) {
+  const resolved: QueueSettings = { ...defaultQueueSettings, ...settings };
+  const preliminary = admissionFor(actor, resolved, messageId);
+  return admitInto(actor, { ...admitEvent(messageId, resolved), recorded: statusOf(preliminary) });
 }
 
 /** A session whose first run is streaming. */
@@ -171,8 +181,8 @@ describe('session admission', () => {
   it('queues a durable reject-mode message the preliminary decision refuses when a run is active', () => {
     const { actor } = streaming();
     const settings = { ...defaultQueueSettings, mode: 'reject' as const };
-    expect(admissionFor(actor.getSnapshot(), settings)).toEqual({ kind: 'reject', code: 'rejected_busy' });
-    actor.send({
+    expect(admissionFor(actor, settings)).toEqual({ kind: 'reject', code: 'rejected_busy' });
+    const admitted = admitInto(actor, {
       type: 'ADMIT',
       item: item('m2'),
       settings,
@@ -181,7 +191,7 @@ describe('session admission', () => {
       remember: false,
       waitMs: 0,
     });
-    expect(actor.getSnapshot().context.admitted).toMatchObject({
+    expect(admitted).toMatchObject({
       kind: 'enqueue',
       disposition: 'queued',
       position: 1,
@@ -191,7 +201,7 @@ describe('session admission', () => {
   it('queues a steer message recorded pending instead of only steering it when the run is streaming', () => {
     const { actor, runs } = streaming();
     const settings = { ...defaultQueueSettings, mode: 'steer' as const };
-    actor.send({
+    const admitted = admitInto(actor, {
       type: 'ADMIT',
       item: item('m2'),
       settings,
@@ -200,7 +210,7 @@ describe('session admission', () => {
       remember: false,
       waitMs: 0,
     });
-    expect(actor.getSnapshot().context.admitted).toMatchObject({
+    expect(admitted).toMatchObject({
       kind: 'enqueue',
       disposition: 'queued',
       position: 1,
@@ -288,7 +298,7 @@ describe('session admission', () => {
   it('decides as the preliminary decision does in every mode when a run streams', () => {
     for (const mode of queueModes.filter((each) => each !== 'queue' && each !== 'reject')) {
       const { actor } = streaming();
-      const expected = admissionFor(actor.getSnapshot(), { ...defaultQueueSettings, mode });
+      const expected = admissionFor(actor, { ...defaultQueueSettings, mode });
       expect(admit(actor, 'm2', { mode })?.kind).toBe(expected.kind);
     }
   });
