@@ -266,10 +266,12 @@ function recordDrop(
 }
 
 /**
- * Admit one message once its inbox record is durable: decide (to know the status to record, or to refuse), write,
- * then send ADMIT: the session machine decides again on the session as it is then, applies the decision and
- * records the outcome, which is announced. A failed write changes nothing. Admissions of one session run one after
- * another in call order, so they keep arrival order and see each other (dedupe).
+ * Admit one message into a live session: dedupe, resolve its settings, preview the machine's decision (to know the
+ * status to record, or to refuse), make its inbox record durable, then send ADMIT: the machine decides on the
+ * session as it is then, applies the decision and emits the outcome, which is announced. All or nothing: when the
+ * record cannot be written, `send()` rejects with `ledger_unavailable` and nothing changed (no run, no event, no
+ * dedupe entry). Admissions hold the session's door, so they run one after another in call order, keep arrival
+ * order and see each other (dedupe).
  */
 async function admitNow(
   deps: AdmissionDeps,
@@ -314,34 +316,6 @@ async function admitNow(
 }
 
 /**
- * Admit one message into a live session: dedupe, resolve its settings, decide by queue mode, make its inbox
- * record durable, then apply the decision to the actor and emit its events. All or nothing: when the record
- * cannot be written, `send()` rejects with `ledger_unavailable` and nothing changed (no run, no event, no dedupe
- * entry). Calls of one session admit in call order.
- */
-export function admitMessage(
-  deps: AdmissionDeps,
-  session: LiveSession,
-  message: InboundMessage,
-  options: QueueSettingsInput,
-): Promise<SendResult> {
-  const previous = session.admitting;
-  const admitted =
-    previous === undefined
-      ? admitNow(deps, session, message, options)
-      : previous.then(() => admitNow(deps, session, message, options));
-  const settled = admitted.then(
-    () => undefined,
-    () => undefined,
-  );
-  session.admitting = settled;
-  void settled.then(() => {
-    if (session.admitting === settled) session.admitting = undefined;
-  });
-  return admitted;
-}
-
-/**
  * `send()` of session `key`, the one way a message comes in from a handle: check the message and its options, then
  * admit it through the session's gate, in call order (hydrating the session first when it is not live).
  */
@@ -355,5 +329,8 @@ export async function sendMessage(
   const message = parseInboundMessage(input);
   const settings = parseQueueSettings('send: options', options);
   internals.admission.attachments.check(message.parts);
-  return internals.withSession(key, (live) => admitMessage(internals.admission, live, message, settings));
+  // An admission holds the session's door: the calls after it wait until its message applied (or failed).
+  return internals.withSession(key, (live) => admitNow(internals.admission, live, message, settings), {
+    holds: true,
+  });
 }

@@ -37,7 +37,6 @@ export {
 export { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
 export { activityOf, type SessionState } from './session-machine.js';
 export type { DeliveryInDoubt, PlanInput, Session } from './session-api.js';
-export { createSessionGate } from './runtime-internals.js';
 export { createSessionQueue, type QueueItem, type SessionQueue } from './session-queue-handle.js';
 export type { LiveSession } from './session-registry.js';
 export { createSessionTools, type SessionTools } from './session-tools.js';

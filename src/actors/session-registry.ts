@@ -13,6 +13,7 @@ import {
 import { createActor, type Snapshot } from 'xstate';
 import { pausedPlanToRestore, type HydrateState } from './session-pause.js';
 import { dedupeMaxIds, dedupeWindowMs, type SeenMessage } from '../policies/index.js';
+import { createSessionDoors, type SessionDoors } from './session-door.js';
 
 /** A session whose actor is running in this process. */
 export interface LiveSession {
@@ -22,8 +23,6 @@ export interface LiveSession {
   readonly epoch: number;
   /** Seq of the session's last event. */
   lastSeq: number;
-  /** Settles once every admission in progress (writing its inbox record, not yet applied) is done. */
-  admitting: Promise<void> | undefined;
 }
 
 /** Keeps the live sessions; hydrates from and hibernates to the ledger. */
@@ -33,6 +32,10 @@ export interface SessionRegistry {
   all(): LiveSession[];
   /** The live session, hydrating (or creating) it when needed. */
   acquire(key: string): Promise<LiveSession>;
+  /** Run `work` against the live session through its door, in call order (session-door.ts). */
+  readonly enter: SessionDoors['enter'];
+  /** Calls into a session that is not live wait for `ready` (startup recovery) before it hydrates. */
+  openAfter(ready: Promise<void>): void;
   /**
    * The session's next hydrate holds this run, left `running` by a crash or a dead worker, and resumes it (it
    * goes on from its last durable boundary, ahead of the session's queued messages).
@@ -54,9 +57,15 @@ export interface SessionRegistry {
   readonly size: number;
 }
 
-/** The registry's state: its dependencies, no live session, no run to resume yet. */
-function registryState(options: Omit<RegistryState, 'sessions' | 'resuming'>): RegistryState {
-  return { ...options, sessions: new Map<string, LiveSession>(), resuming: new Map<string, RunRecord>() };
+/** The registry's state: its dependencies, no live session, no run to resume yet, and the sessions' doors. */
+function registryState(options: Omit<RegistryState, 'sessions' | 'resuming' | 'doors'>): RegistryState {
+  const sessions = new Map<string, LiveSession>();
+  const doors = createSessionDoors(
+    (key) => sessions.get(key),
+    (key) => loadSession(registry, key),
+  );
+  const registry: RegistryState = { ...options, sessions, resuming: new Map<string, RunRecord>(), doors };
+  return registry;
 }
 
 /** Create the registry for one runtime. */
@@ -70,8 +79,7 @@ export function createSessionRegistry(options: {
   onCorrupt?: (error: RuntimeError) => void;
 }): SessionRegistry {
   const registry = registryState(options);
-  const { ledger, clock, sessions } = registry;
-  const loading = new Map<string, Promise<LiveSession>>();
+  const { ledger, clock, sessions, doors } = registry;
   const suspended = new Map<string, Promise<void>>();
   const evict = (key: string): void => {
     const session = sessions.get(key);
@@ -85,22 +93,17 @@ export function createSessionRegistry(options: {
     acquire(key) {
       const held = suspended.get(key);
       if (held !== undefined) return held.then(() => this.acquire(key));
-      const live = sessions.get(key);
-      if (live !== undefined) return Promise.resolve(live);
-      let pending = loading.get(key);
-      if (pending === undefined) {
-        pending = loadSession(registry, key).finally(() => loading.delete(key));
-        loading.set(key, pending);
-      }
-      return pending;
+      return doors.acquire(key);
     },
+    enter: doors.enter,
+    openAfter: (ready) => doors.openAfter(ready),
     resumeOnLoad: (run) => registry.resuming.set(run.sessionKey, run),
     persist: (session) => ledger.putSession(recordOf(session, clock.now())),
     hibernate: (key) => hibernate(registry, key),
     stopAll: () => stopAll(registry),
     evict,
     suspendAll(until) {
-      const keys = [...sessions.keys(), ...loading.keys()];
+      const keys = [...sessions.keys(), ...doors.loadingKeys()];
       const settled = until.then(
         () => undefined,
         () => undefined,
@@ -125,8 +128,8 @@ async function hibernate(registry: RegistryState, key: string): Promise<boolean>
   const { ledger, clock, sessions } = registry;
   const session = sessions.get(key);
   if (session === undefined || !session.actor.getSnapshot().matches({ idle: 'empty' })) return false;
-  // A message being written is not applied yet: the session only looks idle.
-  if (session.admitting !== undefined) return false;
+  // A message being written is not applied yet, or calls wait at the door: the session only looks idle.
+  if (registry.doors.busy(key)) return false;
   // Write first, then forget: a later hydrate reads what this wrote (the ledger orders reads after writes).
   const written = ledger.putSession(recordOf(session, clock.now()));
   sessions.delete(key);
@@ -139,9 +142,7 @@ async function hibernate(registry: RegistryState, key: string): Promise<boolean>
 async function stopAll(registry: RegistryState): Promise<void> {
   const { ledger, clock, sessions } = registry;
   // Admissions writing their record apply before the snapshot is taken.
-  await Promise.all(
-    [...sessions.values()].flatMap((session) => (session.admitting === undefined ? [] : [session.admitting])),
-  );
+  await registry.doors.admitted();
   const all = [...sessions.values()];
   const writes = all.map((session) => ledger.putSession(recordOf(session, clock.now())));
   for (const session of all) {
@@ -163,6 +164,8 @@ export interface RegistryState {
   readonly sessions: Map<string, LiveSession>;
   /** Runs a crash left `running` that the next hydrate of their session resumes, by session key. */
   readonly resuming: Map<string, RunRecord>;
+  /** Every way into the sessions, in call order. */
+  readonly doors: SessionDoors;
 }
 
 /** Hydrate the session from the ledger (or create it) and start its actor. */
@@ -203,7 +206,6 @@ function start(registry: RegistryState, key: string, state: HydrateState): LiveS
     actor,
     epoch: (record?.epoch ?? 0) + 1,
     lastSeq: Math.max(record?.lastSeq ?? 0, state.lastSeq),
-    admitting: undefined,
   };
   sessions.set(key, session);
   actor.start();

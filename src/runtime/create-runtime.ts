@@ -32,7 +32,6 @@ import {
   type SessionPageOptions,
 } from '../actors/index.js';
 import type { RuntimeInternals } from '../actors/index.js';
-import { createSessionGate } from '../actors/index.js';
 import { createSessionHandle, type Session } from './session-handle.js';
 import { createSessionTools, type SessionTools } from '../actors/index.js';
 import { beginShutdown, shutdown, type ShutdownSteps } from './shutdown.js';
@@ -220,12 +219,13 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
   });
   // A failed startup (an unreachable ledger) is reported once; every call then rejects with its error.
   ready.catch(report);
+  registry.openAfter(ready);
   const stopRetention = base.steps.startRetention();
   const internals: RuntimeInternals = {
     services,
     bus,
     registry,
-    withSession: createSessionGate(registry, ready),
+    withSession: registry.enter,
     ready,
     recovery: config.recovery,
     admission: {
