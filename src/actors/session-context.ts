@@ -148,7 +148,7 @@ export interface RunSettled {
 
 /**
  * What the session actor emits as it decides on a message (ADMIT): how a durable message ended up
- * (`message.admitted`), or, for a preview (`transition()` on a message not written yet), the status to record or the
+ * (`message.admitted`), or, for a preview of a message not written yet, the status to record or the
  * refusal (`admission.previewed`). A drain that takes the queue into a run emits `run.taken`.
  */
 export type SessionEmitted = RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken;
@@ -191,7 +191,7 @@ export interface Admitted {
 /**
  * Events the session actor accepts. ADMIT brings a message whose inbox record is durable (`recorded` is the status
  * it was written with) and `remember`: whether it came with a platform id to keep for the dedupe window. An ADMIT
- * without `recorded` is a preview, only ever given to xstate's pure `transition()` before the record is written: the
+ * without `recorded` is a preview of a message not written yet (session-admission.ts `previewAdmission`): the
  * machine decides (and may refuse) and emits its decision; nothing changes.
  */
 export type SessionEvent =

@@ -97,7 +97,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       // The pure admission policy, with the state's activity and the context's queue (session-admission.ts).
       admits: ({ context, event }, params: AdmitGuardParams) =>
         event.type === 'ADMIT' && admissionOf(params.activity, context, event).kind === params.kind,
-      // An ADMIT of a message not written yet: only ever given to `transition()`, to learn the decision.
+      // An ADMIT of a message not written yet: selected (never sent) by `previewAdmission`, to learn the decision.
       previewing: ({ event }) => event.type === 'ADMIT' && event.recorded === undefined,
     },
     delays: {
