@@ -238,7 +238,7 @@ export function applyAdmission(
  * an ADMIT without a recorded status selects the state's `preview` transition, whose decision is the one its
  * `admits` guards make (`admissionOf` with the state's activity), here allowed to refuse. It says the status to
  * record, or refuses. The machine decides again on the real ADMIT once the record is durable, with the same guards.
- * (`transition()` would build a throwaway actor per call: a fifth of the message path.)
+ * (`transition()` would build a throwaway actor per call: about a tenth of the message path.)
  */
 export function previewAdmission(actor: SessionActor, admit: AdmitEvent): Admission {
   const snapshot = actor.getSnapshot();
