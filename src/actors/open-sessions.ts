@@ -58,7 +58,7 @@ export function openSessions(
   const machine = createSessionMachine({
     clock,
     ids: config.ids,
-    executeRun: createRunExecutor(services),
+    executeRun: createRunExecutor(services, (job) => internals.get().work.jobs.take(job)),
     portOf: (sessionKey) => services.sessionPort(sessionKey),
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
     // The events announcing the pause or end go out now; `waitForEnd()` hears the machine's `run.settled` after.

@@ -84,7 +84,8 @@ export function startRun(
   const handle: RunHandle = {
     controller: new AbortController(),
     steering: createSteerInbox(),
-    phase: 'starting',
+    // A plan run or an undo takes no steering: busy until it stops, as a run settling its end.
+    phase: run.kind === undefined || run.kind === 'agent' ? 'starting' : 'settling',
     settled: false,
   };
   handles.set(run, handle);

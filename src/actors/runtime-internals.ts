@@ -1,6 +1,7 @@
 import type { LiveSession, SessionRegistry } from './session-registry.js';
 import { RuntimeError, type EventInput } from '../core/index.js';
 import type { RunServices, RunWork, RecoveryPolicy, SessionScope, SessionControl } from '../runner/index.js';
+import { workEnded } from '../runner/index.js';
 import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from '../events/index.js';
@@ -102,6 +103,7 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
     pausedPlan: () => pausedPlanOf(context()),
     holdPlan: (runId) => session.actor.send({ type: 'PLAN.HELD', runId }),
     pausePlan: (runId, steps, at) => session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at }),
+    run: (kind, runId, body) => runInSession(internals, session, { kind, runId, body }),
     persist: () => internals.registry.persist(session),
     releasePlan: (runId, summary) =>
       session.actor.send({ type: 'PLAN.ENDED', runId, ...(summary === undefined ? {} : { summary }) }),
@@ -114,6 +116,38 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
       };
     },
   };
+}
+
+/**
+ * Hand a plan run or an undo to the session machine (START): it runs `body` when it starts it (`RunJobs`), and
+ * the promise settles as `body` does. A session whose actor stopped runs nothing (`runtime_closed`).
+ */
+function runInSession<T>(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  work: { kind: 'plan' | 'undo'; runId: string; body: (signal: AbortSignal) => Promise<T> },
+): Promise<T> {
+  const { clock } = internals.services;
+  const { kind, runId, body } = work;
+  return new Promise<T>((resolve, reject) => {
+    if (session.actor.getSnapshot().status !== 'active') {
+      reject(new RuntimeError('runtime_closed', `${kind}: the session is stopped`));
+      return;
+    }
+    const job = internals.work.jobs.add({
+      run: async (request) => {
+        const startedAt = clock.now();
+        try {
+          resolve(await body(request.signal));
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+        return workEnded(runId, startedAt, clock.now());
+      },
+      fail: reject,
+    });
+    session.actor.send({ type: 'START', kind, runId, job, at: clock.now() });
+  });
 }
 
 /** What a plan run, an undo or a decision of this live session works with. */

@@ -10,7 +10,12 @@ import type {
 } from '../runner/index.js';
 import { abortRun, startRun, steerRun, phaseOf } from './run-handle.js';
 import {
+  beginWork,
   endRun,
+  isWorkRun,
+  pendingWork,
+  queueWork,
+  takeWork,
   removeQueued,
   returnRun,
   takeNextRun,
@@ -88,6 +93,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
+      workPending: ({ context }) => pendingWork(context).length > 0,
+      workRun: ({ context }) => isWorkRun(context.run),
       planHolds: ({ context }) => heldPlans(context).length > 0,
       drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
       pausedFor: ({ event }, state: 'awaiting_approval' | 'awaiting_tool_results') =>
@@ -126,6 +133,23 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       abortRun: ({ context, event }) => {
         if (event.type === 'ABORT') abortRun(context.run, event.status, event.reason);
       },
+      // A plan run or an undo handed to the session (START): it runs now, or after the active run.
+      beginWork: assign(({ context, event }) =>
+        event.type === 'START' ? beginWork(context, event, event.at) : context,
+      ),
+      queueWork: assign(({ context, event }) =>
+        event.type === 'START' ? queueWork(context, event) : context,
+      ),
+      takeWork: assign(({ context }) => takeWork(context, clock.now())),
+      // A plan run or an undo stopped: the session moves on as after any run (a plan's own end or pause reached
+      // the machine through its PLAN.* events, which `waitForEnd()` hears; an undo is no run it reports).
+      endWork: assign(({ context, event }) => {
+        const at = 'at' in event ? event.at : clock.now();
+        const returned = event.type === 'RUN.DONE' || event.type === 'RUN.PAUSED' ? event.unadmitted : [];
+        const queued = new Set(context.queue.map((item) => item.messageId));
+        const unadmitted = returned.filter((message) => !queued.has(message.messageId));
+        return endRun(context, unadmitted, unadmittedItem(at), at);
+      }),
       idle: ({ context }) => deps.onIdle(context.sessionKey),
       endRun: assign(({ context, event }) => {
         if (event.type !== 'RUN.DONE') return context;
@@ -193,6 +217,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         initial: 'check',
         on: {
           ABORT: { actions: 'endPlans' },
+          START: { target: '#session.running', actions: 'beginWork' },
           // A plan held or let go: the queue waits for it, or drains now.
           'PLAN.HELD': { target: '.check', reenter: true, actions: 'planChanged' },
           'PLAN.PAUSED': { target: '.check', reenter: true, actions: ['planChanged', 'settled'] },
@@ -207,6 +232,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         states: {
           check: {
             always: [
+              { guard: 'workPending', target: '#session.running', actions: 'takeWork' },
               { guard: 'planHolds', target: 'held' },
               { guard: 'queueEmpty', target: 'empty' },
               { guard: 'drainDue', target: '#session.running', actions: 'takeNextRun' },
@@ -228,19 +254,23 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         on: {
           ...runningAdmission(),
           ABORT: { actions: 'abortRun' },
+          START: { actions: 'queueWork' },
           // Straight to idle.empty when nothing is left to run (the common case; no eventless step).
           'RUN.DONE': [
+            workEnd,
             {
               guard: ({ context, event }) =>
                 context.queue.length === 0 &&
                 event.unadmitted.length === 0 &&
-                heldPlans(context).length === 0,
+                heldPlans(context).length === 0 &&
+                pendingWork(context).length === 0,
               target: '#session.idle.empty',
               actions: [{ type: 'endRun' }, { type: 'runEnded' }, { type: 'settled' }],
             },
             { target: 'idle', actions: [{ type: 'endRun' }, { type: 'runEnded' }, { type: 'settled' }] },
           ],
           'RUN.PAUSED': [
+            workEnd,
             {
               guard: { type: 'pausedFor', params: 'awaiting_approval' },
               target: 'awaiting_approval',
@@ -251,10 +281,10 @@ export function createSessionMachine(deps: SessionMachineDeps) {
               actions: [{ type: 'pauseRun' }, { type: 'runPaused' }, { type: 'settled' }],
             },
           ],
-          'RUN.NOT_STARTED': {
-            target: 'idle',
-            actions: assign(({ context, event }) => returnRun(context, event.at)),
-          },
+          'RUN.NOT_STARTED': [
+            workEnd,
+            { target: 'idle', actions: assign(({ context, event }) => returnRun(context, event.at)) },
+          ],
         },
       },
       awaiting_approval: awaitingApprovalState,
@@ -262,6 +292,9 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     },
   });
 }
+
+/** A plan run or an undo stopped (however it reports it): the session moves on. */
+const workEnd = { guard: 'workRun', target: 'idle', actions: 'endWork' } as const;
 
 /** The session machine of a runtime. */
 export type SessionMachine = ReturnType<typeof createSessionMachine>;
@@ -345,6 +378,8 @@ export interface AdmitGuardParams {
  */
 const pausedEvents = {
   'PAUSE.SETTLED': { actions: 'settlePaused' },
+  // A plan run or an undo waits for the paused run to end, as it would behind a running one.
+  START: { actions: 'queueWork' },
   ABORT: { target: 'running', actions: 'abortPaused' },
 } as const;
 

@@ -85,9 +85,11 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       assertOpen(internals);
       const decided = parseUndoOptions(options);
       const id = await assertUndoable(internals, key, runId);
-      return withSession(key, (live) =>
-        internals.services.sessionLane.run(key, () => undoRun(sessionScopeOf(internals, live), id, decided)),
-      );
+      // An undo is a run of the session: its machine starts it when no other run is active.
+      return withSession(key, (live) => {
+        const scope = sessionScopeOf(internals, live);
+        return scope.control.run('undo', id, (signal) => undoRun(scope, id, decided, signal));
+      });
     },
     async executePlan(plan, options) {
       assertOpen(internals);
