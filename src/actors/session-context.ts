@@ -99,7 +99,7 @@ export interface PlanStepWait {
 /**
  * A plan run of the session, from `executePlan` (or `approvePlan`) until it ends: while one is held, no other run
  * starts (messages queue), so a plan is a run of the session like any other and a paused plan holds the session
- * like a paused run. `running` covers the wait for the session lane too.
+ * like a paused run. `running` covers the wait behind the session's active run too.
  */
 export interface PlanHold {
   readonly runId: string;
