@@ -106,6 +106,15 @@ export function startRun(
   );
 }
 
+/**
+ * Keep a handle for a run that is only being closed (a paused plan an abort ends): busy and not steerable until
+ * its end is recorded, with nothing left to abort.
+ */
+export function closeRun(run: ActiveRun): void {
+  const controller = new AbortController();
+  handles.set(run, { controller, steering: createSteerInbox(), phase: 'settling', settled: true });
+}
+
 /** The phase of the session's active run (`starting` until the run says otherwise, or without a handle). */
 export function phaseOf(run: ActiveRun | null): RunPhase {
   return run === null ? 'starting' : (handles.get(run)?.phase ?? 'starting');

@@ -8,7 +8,7 @@ import type {
   RunResult,
   SessionPort,
 } from '../runner/index.js';
-import { abortRun, startRun, steerRun, phaseOf } from './run-handle.js';
+import { abortRun, closeRun, startRun, steerRun, phaseOf } from './run-handle.js';
 import {
   beginWork,
   endRun,
@@ -46,6 +46,8 @@ import {
   planEnding,
   planStoppedResult,
   pausedPlanOf,
+  adoptPausedPlan,
+  resumePlan,
 } from './session-pause.js';
 import type { SessionActivity } from '../policies/index.js';
 
@@ -95,6 +97,17 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       queueEmpty: ({ context }) => context.queue.length === 0,
       workPending: ({ context }) => pendingWork(context).length > 0,
       workRun: ({ context }) => isWorkRun(context.run),
+      // A plan reported its pause (PLAN.PAUSED) or was restored paused: the machine adopts it as its paused run.
+      planPaused: ({ context }) => heldPlans(context).some((plan) => plan.state === 'awaiting_approval'),
+      // Only a paused agent run expires; a paused plan waits for approvePlan, an abort or an interrupting message.
+      pauseExpires: ({ context }) => context.run?.kind !== 'plan',
+      resumesPlan: ({ context, event }) =>
+        event.type === 'START' && event.kind === 'plan' && isPlanRun(context, event.runId),
+      endsPlan: ({ context, event }) => event.type === 'PLAN.ENDED' && isPlanRun(context, event.runId),
+      closesPlan: ({ context, event }) =>
+        event.type === 'PLAN.ENDED' &&
+        isPlanRun(context, event.runId) &&
+        context.run?.resume?.abort !== undefined,
       planHolds: ({ context }) => heldPlans(context).length > 0,
       drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
       pausedFor: ({ event }, state: 'awaiting_approval' | 'awaiting_tool_results') =>
@@ -122,8 +135,16 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       // The run is a plain object the machine owns (run-handle.ts): entering `running` starts it, its end comes
       // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
       startRun: ({ context, self }) => {
+        const run = context.run as ActiveRun;
+        // A paused plan an abort or an interrupting message ends is closed, not run: PLAN.ENDED says it is.
+        const closing = run.kind === 'plan' ? run.resume?.abort : undefined;
+        if (closing !== undefined) {
+          closeRun(run);
+          deps.endPlan(context.sessionKey, run.runId, closing.status, closing.reason);
+          return;
+        }
         const report = { send: (event: SessionEvent) => self.send(event), active: () => isActive(self) };
-        startRun(deps, clock, context.sessionKey, context.run as ActiveRun, report);
+        startRun(deps, clock, context.sessionKey, run, report);
       },
       steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;
@@ -141,6 +162,14 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         event.type === 'START' ? queueWork(context, event) : context,
       ),
       takeWork: assign(({ context }) => takeWork(context, clock.now())),
+      adoptPausedPlan: assign(({ context }) => adoptPausedPlan(context, clock.now())),
+      resumePlan: assign(({ context, event }) =>
+        event.type === 'START' ? resumePlan(context, event.job) : context,
+      ),
+      // A paused plan closed without resuming (abort): the session moves on as after any run.
+      endPausedPlan: assign(({ context }) =>
+        endRun({ ...context, pause: null }, [], unadmittedItem(0), clock.now()),
+      ),
       // A plan run or an undo stopped: the session moves on as after any run (a plan's own end or pause reached
       // the machine through its PLAN.* events, which `waitForEnd()` hears; an undo is no run it reports).
       endWork: assign(({ context, event }) => {
@@ -233,6 +262,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           check: {
             always: [
               { guard: 'workPending', target: '#session.running', actions: 'takeWork' },
+              { guard: 'planPaused', target: '#session.awaiting_approval', actions: 'adoptPausedPlan' },
               { guard: 'planHolds', target: 'held' },
               { guard: 'queueEmpty', target: 'empty' },
               { guard: 'drainDue', target: '#session.running', actions: 'takeNextRun' },
@@ -255,6 +285,11 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           ...runningAdmission(),
           ABORT: { actions: 'abortRun' },
           START: { actions: 'queueWork' },
+          // A paused plan the machine is closing ended (recorded): the session moves on.
+          'PLAN.ENDED': [
+            { guard: 'closesPlan', target: 'idle', actions: ['planChanged', 'endWork', 'settled'] },
+            { actions: ['planChanged', 'settled'] },
+          ],
           // Straight to idle.empty when nothing is left to run (the common case; no eventless step).
           'RUN.DONE': [
             workEnd,
@@ -291,6 +326,11 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       awaiting_tool_results: awaitingToolResultsState,
     },
   });
+}
+
+/** True when the session's run is plan run `runId`. */
+function isPlanRun(context: SessionContext, runId: string): boolean {
+  return context.run?.kind === 'plan' && context.run.runId === runId;
 }
 
 /** A plan run or an undo stopped (however it reports it): the session moves on. */
@@ -378,8 +418,13 @@ export interface AdmitGuardParams {
  */
 const pausedEvents = {
   'PAUSE.SETTLED': { actions: 'settlePaused' },
-  // A plan run or an undo waits for the paused run to end, as it would behind a running one.
-  START: { actions: 'queueWork' },
+  // approvePlan resumes a paused plan; any other plan run or undo waits for the paused run to end.
+  START: [{ guard: 'resumesPlan', target: 'running', actions: 'resumePlan' }, { actions: 'queueWork' }],
+  // A paused plan closed by an abort (`endHeldPlan`) lets the session go.
+  'PLAN.ENDED': [
+    { guard: 'endsPlan', target: '#session.idle', actions: ['planChanged', 'endPausedPlan', 'settled'] },
+    { actions: ['planChanged', 'settled'] },
+  ],
   ABORT: { target: 'running', actions: 'abortPaused' },
 } as const;
 
@@ -389,7 +434,7 @@ export const awaitingApprovalState = {
     { guard: 'nothingWaits', target: 'running', actions: 'continueRun' },
     { guard: 'noApprovalWaits', target: 'awaiting_tool_results', actions: 'awaitToolResults' },
   ],
-  after: { pauseDelay: { target: 'running', actions: 'continueRun' } },
+  after: { pauseDelay: { guard: 'pauseExpires', target: 'running', actions: 'continueRun' } },
   on: {
     ...pausedEvents,
     ...pausedAdmission('awaiting_approval'),
@@ -456,7 +501,13 @@ export type SessionState =
  */
 export function activityOf(snapshot: SessionSnapshot): SessionActivity {
   const value = snapshot.value;
-  if (value === 'running') return phaseOf(snapshot.context.run);
+  if (value === 'running') {
+    // A plan run that reported its pause reads as paused before the machine adopts it.
+    const { run } = snapshot.context;
+    if (run?.kind === 'plan' && pausedPlanOf(snapshot.context)?.runId === run.runId)
+      return 'awaiting_approval';
+    return phaseOf(run);
+  }
   if (typeof value === 'string') return value;
   if (value.idle === 'held')
     return pausedPlanOf(snapshot.context) === undefined ? 'settling' : 'awaiting_approval';

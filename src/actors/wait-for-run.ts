@@ -99,7 +99,7 @@ export function waitForRun(
   }
   // A paused plan run holds the session like a paused run: its waiting steps are the calls it waits for.
   const plan = pausedPlanOf(snapshot.context);
-  if (plan !== undefined && run === null) {
+  if (plan !== undefined && (run === null || run.runId === plan.runId)) {
     const waiting = plan.steps.map((step) => ({
       toolCallId: step.stepId,
       tool: step.tool,

@@ -27,7 +27,7 @@ export {
 export type { AuthProfilePool, ModelCandidate } from './failover-context.js';
 export { settleApproval, settleSupplied, type WaitingCall } from './pause-decisions.js';
 export { resumeCrashedPlan } from './plan-crash-resume.js';
-export { endHeldPlan } from './plan-end.js';
+export { endHeldPlan, endPausedPlan } from './plan-end.js';
 export { resumePlanRun } from './plan-resume.js';
 export { assertPlanStepIds, type PlanRunResult } from './plan-run.js';
 export { startPlanRun } from './plan-start.js';
@@ -62,4 +62,4 @@ export {
   type SubagentSpawn,
 } from './subagent-port.js';
 export { serialize } from './tool-call.js';
-export { settleRunWork, undoRun, type UndoOptions, type UndoResult, type UndoStep } from './undo-run.js';
+export { settleRunWork, startUndo, type UndoOptions, type UndoResult, type UndoStep } from './undo-run.js';

@@ -10,24 +10,24 @@ import type { RunResult } from './run-summary.js';
 /**
  * Build the one entry a session machine starts every run kind through. An agent run goes
  * `globalLane -> turn loop`, opened, its messages marked consumed, its turns and its end or pause recorded; a plan
- * run or an undo runs the job its caller handed the session (`takeJob`). The machine runs one run of a session at
+ * run or an undo runs the job its caller handed the session (`jobFor`). The machine runs one run of a session at
  * a time, so no session lane is needed.
  */
 export function createRunExecutor(
   services: RunServices,
-  takeJob: (job: string) => RunJob | undefined,
+  jobFor: (request: RunRequest) => RunJob | undefined,
 ): ExecuteRun {
   const agent = createAgentExecutor(services);
   return (request, port) => {
     const kind = request.run.kind ?? 'agent';
-    return kind === 'agent' ? agent(request, port) : runJob(takeJob, request);
+    return kind === 'agent' ? agent(request, port) : runJob(jobFor, request);
   };
 }
 
 /** Run a plan run's or an undo's job; one that is gone (a session restored with work its caller lost) never starts. */
-function runJob(takeJob: (job: string) => RunJob | undefined, request: RunRequest) {
+function runJob(jobFor: (request: RunRequest) => RunJob | undefined, request: RunRequest) {
   const { run } = request;
-  const job = run.job === undefined ? undefined : takeJob(run.job);
+  const job = jobFor(request);
   if (job === undefined) {
     const error = new RuntimeError('internal', `the ${run.kind ?? 'agent'} run "${run.runId}" has no job`);
     return Promise.reject(error);

@@ -2,7 +2,7 @@ import { createDeferred } from '../core/index.js';
 import { RuntimeError, type ErrorInfo } from '../core/index.js';
 import type { CompensationRecord } from '../ledger/index.js';
 import { executeTool } from '../tools/index.js';
-import type { SessionScope } from './session-scope.js';
+import { assertNoPausedRun, type SessionScope } from './session-scope.js';
 import type { RunBasics, ToolServices } from './run-services.js';
 import type { ActiveUndo, RunWork } from './run-work.js';
 import { settleWork } from './settle-work.js';
@@ -56,6 +56,15 @@ export function undoRun(
     scope.work.undos.delete(entry);
     done.resolve();
   });
+}
+
+/**
+ * `session.undo(runId)`: an undo is a run of the session, which its machine starts when no other run is active. A
+ * session whose run is paused refuses it (`rejected_busy`), as it refuses a plan: a pause may last a day.
+ */
+export function startUndo(scope: SessionScope, runId: string, options: UndoOptions = {}): Promise<UndoResult> {
+  assertNoPausedRun(scope.control, 'undo');
+  return scope.control.run('undo', runId, (signal) => undoRun(scope, runId, options, signal));
 }
 
 /** Abort `controller` with a `cancelled` error of the same message when `signal` aborts. */

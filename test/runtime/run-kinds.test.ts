@@ -166,3 +166,45 @@ describe('session.executePlan as a run of the session machine', () => {
     await h.close();
   });
 });
+
+describe('a paused plan as the paused run of the session machine', () => {
+  it('waits past 5 pause timeouts, names the plan in status(), and refuses approve() and undo() until approvePlan', async () => {
+    const holder: { clock?: FakeClock } = {};
+    const kit = tools(holder);
+    const h = createHarness(
+      [{ toolCalls: [call('c1', 'reserve', { item: 'shirt' })] }, { text: 'reserved' }],
+      {
+        tools: kit.tools,
+        limits: { pauseTimeoutMs: 1_000 },
+      },
+    );
+    holder.clock = h.clock;
+    const chat = h.runtime.session('web:1');
+    await chat.send('reserve');
+    const first = await chat.waitForEnd();
+    const runId = first.status === 'ended' ? first.run.runId : '';
+    const plan = { steps: [{ id: 'hat', tool: 'reserve', args: { item: 'hat' } }] };
+    const paused = await chat.executePlan(plan, { mode: 'approval' });
+    expect(paused).toMatchObject({ status: 'awaiting_approval', awaiting: ['hat'] });
+    await h.clock.advance(5_000);
+    expect(chat.status()).toEqual({ state: 'awaiting_approval', runId: paused.runId, queued: 0 });
+    expect(await chat.waitForEnd()).toMatchObject({
+      status: 'paused',
+      runId: paused.runId,
+      waiting: [{ toolCallId: 'hat', tool: 'reserve', needs: 'approval' }],
+    });
+    await expect(chat.approve({ toolCallId: 'hat', decision: 'approve' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(chat.undo(runId)).rejects.toMatchObject({ code: 'rejected_busy' });
+    expect(kit.log).toEqual(['reserve shirt']);
+
+    const done = await chat.approvePlan({ runId: paused.runId, stepIds: ['hat'] });
+    expect(done).toMatchObject({ status: 'completed', results: [{ stepId: 'hat', success: true }] });
+    await h.clock.advance(0);
+    expect(chat.status()).toEqual({ state: 'idle', queued: 0 });
+    expect(kit.log).toEqual(['reserve shirt', 'reserve hat']);
+    expect(await chat.undo(runId)).toMatchObject({ steps: [{ toolCallId: 'c1', status: 'done' }] });
+    await h.close();
+  });
+});
