@@ -97,9 +97,10 @@ export interface PlanStepWait {
 }
 
 /**
- * A plan run of the session, from `executePlan` (or `approvePlan`) until it ends: while one is held, no other run
- * starts (messages queue), so a plan is a run of the session like any other and a paused plan holds the session
- * like a paused run. `running` covers the wait behind the session's active run too.
+ * A plan run of the session as its plan code reports it (PLAN.HELD / PAUSED / ENDED), from `executePlan` (or
+ * `approvePlan`) until it ends. The machine runs the plan as its run; a hold only keeps an idle session from
+ * starting another run (a plan a crash cut, until recovery starts it), and a paused hold is adopted as the
+ * machine's paused run. `running` covers the wait behind the session's active run too.
  */
 export interface PlanHold {
   readonly runId: string;

@@ -270,7 +270,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             ],
           },
           empty: { entry: 'idle', on: idleAdmission('idle') },
-          // A plan run holds the session: nothing starts until it ends (PLAN.ENDED re-checks).
+          // A plan a crash cut holds the session until recovery hands it to the machine (START); a paused plan
+          // is adopted as the paused run (`planPaused` above).
           held: { on: idleAdmission('held') },
           waiting: {
             after: { drainDelay: { target: '#session.running', actions: 'takeNextRun' } },

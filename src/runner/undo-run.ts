@@ -62,7 +62,11 @@ export function undoRun(
  * `session.undo(runId)`: an undo is a run of the session, which its machine starts when no other run is active. A
  * session whose run is paused refuses it (`rejected_busy`), as it refuses a plan: a pause may last a day.
  */
-export function startUndo(scope: SessionScope, runId: string, options: UndoOptions = {}): Promise<UndoResult> {
+export function startUndo(
+  scope: SessionScope,
+  runId: string,
+  options: UndoOptions = {},
+): Promise<UndoResult> {
   assertNoPausedRun(scope.control, 'undo');
   return scope.control.run('undo', runId, (signal) => undoRun(scope, runId, options, signal));
 }
