@@ -28,20 +28,41 @@ export type AdmitEvent = Extract<SessionEvent, { type: 'ADMIT' }>;
 export type AppliedAdmission = Exclude<Admission, { kind: 'reject' }>;
 
 /**
- * The activity a machine state admits a message in: a pause, `idle` / `waiting`, `run` (the active run's phase,
- * kept on its handle) or `held` (a plan run holds the idle session: it reads as paused for approval when the plan
- * waits, else as busy).
+ * Where a session stands, in one vocabulary (docs/architecture.md, "Where a session stands"): its **place** is the
+ * session machine's state as the machine names it (`idle` for idle.empty and idle.check, `held` while a plan run a
+ * crash cut holds the idle session); its **activity** (`SessionActivity`, what admission decides with) is read from
+ * the place and the context (`activityIn`); its **state** (`SessionState`, what `status()` reports) from the
+ * activity (`stateOf`).
  */
-export type AdmitActivity = SessionActivity | 'run' | 'held';
+export type SessionPlace =
+  'idle' | 'waiting' | 'held' | 'running' | 'awaiting_approval' | 'awaiting_tool_results';
 
-/** Where a state sits: admission changes the context differently when idle, running or paused. */
-export type AdmitPlace = 'idle' | 'running' | 'paused';
+/** How admission changes the context at a place: idle, with a run running, or with a run paused. */
+export type AdmitSide = 'idle' | 'running' | 'paused';
 
-/** The activity a state's admission decides with. */
-export function activityIn(activity: AdmitActivity, context: SessionContext): SessionActivity {
-  if (activity === 'run') return phaseOf(context.run);
-  if (activity !== 'held') return activity;
-  return pausedPlanOf(context) === undefined ? 'settling' : 'awaiting_approval';
+/** What the session is doing at `place`: the one reading, for admission and for `status()` alike. */
+export function activityIn(place: SessionPlace, context: SessionContext): SessionActivity {
+  switch (place) {
+    case 'idle':
+    case 'waiting':
+    case 'awaiting_approval':
+    case 'awaiting_tool_results':
+      return place;
+    case 'running': {
+      // A plan run that reported its pause reads as paused before the machine adopts it.
+      const { run } = context;
+      if (run?.kind === 'plan' && pausedPlanOf(context)?.runId === run.runId) return 'awaiting_approval';
+      return phaseOf(run);
+    }
+    case 'held':
+      return pausedPlanOf(context) === undefined ? 'settling' : 'awaiting_approval';
+  }
+}
+
+/** The side of a place admission changes the context on. */
+export function sideOf(place: SessionPlace): AdmitSide {
+  if (place === 'running') return 'running';
+  return place === 'awaiting_approval' || place === 'awaiting_tool_results' ? 'paused' : 'idle';
 }
 
 /** The inbox status a decision records: a message steered into the run (and not also queued) is `steered`. */
@@ -92,26 +113,26 @@ export function durableAdmissionIn(
 }
 
 /**
- * The decision for a message ADMIT brings in a state of `activity`: what the machine's guards and actions use. A
+ * The decision for a message ADMIT brings at `place`: what the machine's guards and actions use. A
  * durable message (`recorded`) is never refused; a preview (no `recorded`) may be.
  */
-export function admissionOf(activity: AdmitActivity, context: SessionContext, event: AdmitEvent): Admission {
+export function admissionOf(place: SessionPlace, context: SessionContext, event: AdmitEvent): Admission {
   const { role } = event.item;
-  const current = activityIn(activity, context);
+  const current = activityIn(place, context);
   if (event.recorded === undefined) return admissionIn(current, context, event.settings, role);
   return durableAdmissionIn(current, context, event.settings, event.recorded, role);
 }
 
 /** What a preview of ADMIT emits: the decision on a message not written yet (the status to record, or a refusal). */
 export function previewOf(
-  activity: AdmitActivity,
+  place: SessionPlace,
   context: SessionContext,
   event: AdmitEvent,
 ): AdmissionPreviewed {
   return {
     type: 'admission.previewed',
     messageId: event.item.messageId,
-    admission: admissionOf(activity, context, event),
+    admission: admissionOf(place, context, event),
   };
 }
 
@@ -129,26 +150,26 @@ function queueMessage(
   context: SessionContext,
   event: AdmitEvent,
   admission: AppliedAdmission,
-  place: AdmitPlace,
+  side: AdmitSide,
 ): SessionContext {
   const dropped = droppedBy(admission, context);
   const accepted = accept(context, event.item.messageId, event.at, event.remember);
   const item = admission.kind === 'steer' ? { ...event.item, mode: 'followup' as const } : event.item;
   const summary = dropped?.summary ?? null;
   const next = enqueue(accepted, item, dropped !== undefined, summary, dropSummaryLimit);
-  return place === 'idle' ? { ...next, drainAt: drainAtFor(next, event.at) } : next;
+  return side === 'idle' ? { ...next, drainAt: drainAtFor(next, event.at) } : next;
 }
 
 /**
  * Put an interrupting message at the head of the queue. Idle, it drains at once; with a run, it runs as soon as the
  * interrupted run ends (until `waitMs`); a paused run only ends (its lane turn records the end).
  */
-function interrupt(context: SessionContext, event: AdmitEvent, place: AdmitPlace): SessionContext {
+function interrupt(context: SessionContext, event: AdmitEvent, side: AdmitSide): SessionContext {
   const accepted = accept(context, event.item.messageId, event.at, event.remember);
   const queue = [event.item, ...context.queue];
-  if (place === 'idle') return { ...accepted, queue, interruptUntil: event.at, drainAt: event.at };
+  if (side === 'idle') return { ...accepted, queue, interruptUntil: event.at, drainAt: event.at };
   const next = { ...accepted, queue, lastEnqueuedAt: event.at, interruptUntil: event.at + event.waitMs };
-  return place === 'running'
+  return side === 'running'
     ? next
     : continueRun(next, { status: 'interrupted', reason: 'interrupted by a new message' });
 }
@@ -158,7 +179,7 @@ function changedBy(
   context: SessionContext,
   event: AdmitEvent,
   admission: AppliedAdmission,
-  place: AdmitPlace,
+  side: AdmitSide,
   runId: () => string,
 ): SessionContext {
   switch (admission.kind) {
@@ -168,12 +189,12 @@ function changedBy(
     }
     case 'steer':
       return admission.alsoQueue
-        ? queueMessage(context, event, admission, place)
+        ? queueMessage(context, event, admission, side)
         : accept(context, event.item.messageId, event.at, event.remember);
     case 'enqueue':
-      return queueMessage(context, event, admission, place);
+      return queueMessage(context, event, admission, side);
     case 'interrupt':
-      return interrupt(context, event, place);
+      return interrupt(context, event, side);
   }
 }
 
@@ -204,21 +225,20 @@ function standing(context: SessionContext, messageId: string, steered: boolean) 
 }
 
 /**
- * Apply the decision for a durable message ADMIT brings in a state of `activity` (at `place`): the next context, and
+ * Apply the decision for a durable message ADMIT brings at `place`: the next context, and
  * the outcome the machine emits (`message.admitted`). `runId` names a run the message starts.
  */
 export function applyAdmission(
   context: SessionContext,
   event: AdmitEvent,
-  activity: AdmitActivity,
-  place: AdmitPlace,
+  place: SessionPlace,
   runId: () => string,
 ): { readonly next: SessionContext; readonly outcome: Admitted } {
-  const admission = admissionOf(activity, context, event);
+  const admission = admissionOf(place, context, event);
   if (admission.kind === 'reject')
     throw new RuntimeError('internal', `session "${context.sessionKey}" refused a durable message`);
   const dropped = droppedBy(admission, context);
-  const next = changedBy(context, event, admission, place, runId);
+  const next = changedBy(context, event, admission, sideOf(place), runId);
   const { messageId } = event.item;
   const { inRun, ...where } = standing(next, messageId, admission.kind === 'steer');
   const disposition = inRun && admission.kind !== 'steer' ? 'started' : dispositionOf(admission);
@@ -236,7 +256,7 @@ export function applyAdmission(
  * The session machine's decision on a message not written yet: the machine selects the transition its ADMIT would
  * take on the session as it is now (xstate's `getTransitionData`: state and guards, nothing runs, nothing changes);
  * an ADMIT without a recorded status selects the state's `preview` transition, whose decision is the one its
- * `admits` guards make (`admissionOf` with the state's activity), here allowed to refuse. It says the status to
+ * `admits` guards make (`admissionOf` at the state's place), here allowed to refuse. It says the status to
  * record, or refuses. The machine decides again on the real ADMIT once the record is durable, with the same guards.
  * (`transition()` would build a throwaway actor per call: about a tenth of the message path.)
  */
@@ -244,8 +264,8 @@ export function previewAdmission(actor: SessionActor, admit: AdmitEvent): Admiss
   const snapshot = actor.getSnapshot();
   for (const selected of actor.logic.getTransitionData(snapshot, admit)) {
     for (const action of selected.actions) {
-      const activity = previewActivityOf(action);
-      if (activity !== undefined) return admissionOf(activity, snapshot.context, admit);
+      const place = previewPlaceOf(action);
+      if (place !== undefined) return admissionOf(place, snapshot.context, admit);
     }
   }
   throw new RuntimeError(
@@ -254,12 +274,12 @@ export function previewAdmission(actor: SessionActor, admit: AdmitEvent): Admiss
   );
 }
 
-/** The activity a state's `preview` action decides with (undefined for any other action). */
-function previewActivityOf(action: unknown): AdmitActivity | undefined {
+/** The place a state's `preview` action decides at (undefined for any other action). */
+function previewPlaceOf(action: unknown): SessionPlace | undefined {
   if (typeof action !== 'object' || action === null || !('type' in action) || action.type !== 'preview')
     return undefined;
-  const params = 'params' in action ? (action.params as { activity?: AdmitActivity } | undefined) : undefined;
-  return params?.activity;
+  const params = 'params' in action ? (action.params as { place?: SessionPlace } | undefined) : undefined;
+  return params?.place;
 }
 
 /**

@@ -8,7 +8,7 @@ import type {
   RunResult,
   SessionPort,
 } from '../runner/index.js';
-import { abortRun, closeRun, startRun, steerRun, phaseOf } from './run-handle.js';
+import { abortRun, closeRun, startRun, steerRun } from './run-handle.js';
 import {
   beginWork,
   endRun,
@@ -30,8 +30,8 @@ import {
   admissionOf,
   applyAdmission,
   previewOf,
-  type AdmitActivity,
-  type AdmitPlace,
+  activityIn,
+  type SessionPlace,
 } from './session-admission.js';
 import {
   awaitToolResults,
@@ -45,7 +45,6 @@ import {
   heldPlans,
   planEnding,
   planStoppedResult,
-  pausedPlanOf,
   adoptPausedPlan,
   resumePlan,
 } from './session-pause.js';
@@ -114,9 +113,9 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         event.type === 'RUN.PAUSED' && event.paused.state === state,
       nothingWaits: ({ context }) => waitingCalls(context) === 0,
       noApprovalWaits: ({ context }) => waitingCalls(context, 'approval') === 0,
-      // The pure admission policy, with the state's activity and the context's queue (session-admission.ts).
+      // The pure admission policy at the state's place, with the context's queue (session-admission.ts).
       admits: ({ context, event }, params: AdmitGuardParams) =>
-        event.type === 'ADMIT' && admissionOf(params.activity, context, event).kind === params.kind,
+        event.type === 'ADMIT' && admissionOf(params.place, context, event).kind === params.kind,
       // An ADMIT of a message not written yet: selected (never sent) by `previewAdmission`, to learn the decision.
       previewing: ({ event }) => event.type === 'ADMIT' && event.recorded === undefined,
     },
@@ -133,18 +132,16 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           enqueue.emit({ type: 'run.taken', runId: next.run.runId, messageIds: next.run.messageIds });
       }),
       // Decide on a durable message, apply the decision and emit its outcome (`message.admitted`).
-      admit: enqueueActions(
-        ({ context, event, enqueue }, params: { activity: AdmitActivity; place: AdmitPlace }) => {
-          if (event.type !== 'ADMIT') return;
-          const runId = () => deps.ids('run');
-          const { next, outcome } = applyAdmission(context, event, params.activity, params.place, runId);
-          enqueue.assign(() => next);
-          enqueue.emit({ type: 'message.admitted', outcome });
-        },
-      ),
+      admit: enqueueActions(({ context, event, enqueue }, params: { place: SessionPlace }) => {
+        if (event.type !== 'ADMIT') return;
+        const runId = () => deps.ids('run');
+        const { next, outcome } = applyAdmission(context, event, params.place, runId);
+        enqueue.assign(() => next);
+        enqueue.emit({ type: 'message.admitted', outcome });
+      }),
       // Decide on a message not written yet and emit the decision; nothing changes (see `previewing`).
-      preview: enqueueActions(({ context, event, enqueue }, params: { activity: AdmitActivity }) => {
-        if (event.type === 'ADMIT') enqueue.emit(previewOf(params.activity, context, event));
+      preview: enqueueActions(({ context, event, enqueue }, params: { place: SessionPlace }) => {
+        if (event.type === 'ADMIT') enqueue.emit(previewOf(params.place, context, event));
       }),
       // The run is a plain object the machine owns (run-handle.ts): entering `running` starts it, its end comes
       // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
@@ -362,18 +359,18 @@ export type SessionSnapshot = SnapshotFrom<SessionMachine>;
  * ADMIT in an idle state: a message that starts a run goes straight to `running`; anything else re-checks the
  * queue (an interrupting message also ends a paused plan run the session holds).
  */
-export function idleAdmission(activity: 'idle' | 'waiting' | 'held') {
-  const admit = { type: 'admit', params: { activity, place: 'idle' } } as const;
+export function idleAdmission(place: 'idle' | 'waiting' | 'held') {
+  const admit = { type: 'admit', params: { place } } as const;
   return {
     ADMIT: [
-      { guard: 'previewing', actions: { type: 'preview', params: { activity } } },
+      { guard: 'previewing', actions: { type: 'preview', params: { place } } },
       {
-        guard: { type: 'admits', params: { activity, kind: 'start' } },
+        guard: { type: 'admits', params: { place, kind: 'start' } },
         target: '#session.running',
         actions: admit,
       },
       {
-        guard: { type: 'admits', params: { activity, kind: 'interrupt' } },
+        guard: { type: 'admits', params: { place, kind: 'interrupt' } },
         target: '#session.idle.check',
         actions: [admit, { type: 'endPlans' }],
       },
@@ -384,20 +381,20 @@ export function idleAdmission(activity: 'idle' | 'waiting' | 'held') {
 
 /**
  * ADMIT while a run runs: a steer reaches the run, an interrupting message aborts it, the rest queues. The
- * activity is the run's phase, read off its handle when the guard runs (`run`).
+ * activity at `running` is the run's phase, read off its handle when the guard runs (`activityIn`).
  */
 export function runningAdmission() {
-  const activity = 'run';
-  const admit = { type: 'admit', params: { activity, place: 'running' } } as const;
+  const place = 'running';
+  const admit = { type: 'admit', params: { place } } as const;
   return {
     ADMIT: [
-      { guard: 'previewing', actions: { type: 'preview', params: { activity } } },
+      { guard: 'previewing', actions: { type: 'preview', params: { place } } },
       {
-        guard: { type: 'admits', params: { activity, kind: 'steer' } },
+        guard: { type: 'admits', params: { place, kind: 'steer' } },
         actions: [admit, { type: 'steerRun' }],
       },
       {
-        guard: { type: 'admits', params: { activity, kind: 'interrupt' } },
+        guard: { type: 'admits', params: { place, kind: 'interrupt' } },
         actions: [admit, { type: 'interruptRun' }],
       },
       { actions: admit },
@@ -406,13 +403,13 @@ export function runningAdmission() {
 }
 
 /** ADMIT while the run is paused: an interrupting message ends the paused run (it runs first), the rest queues. */
-export function pausedAdmission(activity: 'awaiting_approval' | 'awaiting_tool_results') {
-  const admit = { type: 'admit', params: { activity, place: 'paused' } } as const;
+export function pausedAdmission(place: 'awaiting_approval' | 'awaiting_tool_results') {
+  const admit = { type: 'admit', params: { place } } as const;
   return {
     ADMIT: [
-      { guard: 'previewing', actions: { type: 'preview', params: { activity } } },
+      { guard: 'previewing', actions: { type: 'preview', params: { place } } },
       {
-        guard: { type: 'admits', params: { activity, kind: 'interrupt' } },
+        guard: { type: 'admits', params: { place, kind: 'interrupt' } },
         target: '#session.running',
         actions: admit,
       },
@@ -426,7 +423,7 @@ export type AdmitKind = 'start' | 'steer' | 'enqueue' | 'interrupt';
 
 /** Params of the `admits` guard and the `admit` action. */
 export interface AdmitGuardParams {
-  readonly activity: AdmitActivity;
+  readonly place: SessionPlace;
   readonly kind: AdmitKind;
 }
 
@@ -513,23 +510,20 @@ export function withoutUnobservedEnd(context: SessionContext, runId?: string): S
 export type SessionState =
   'idle' | 'running' | 'streaming' | 'compacting' | 'awaiting_approval' | 'awaiting_tool_results';
 
+/** Where the session machine stands (session-admission.ts, `SessionPlace`), read off its snapshot. */
+export function placeOf(snapshot: SessionSnapshot): SessionPlace {
+  const value = snapshot.value;
+  if (typeof value === 'string') return value;
+  return value.idle === 'held' || value.idle === 'waiting' ? value.idle : 'idle';
+}
+
 /**
- * What the session is doing, read off the actor's snapshot. A plan run the session holds reads like an agent
- * run: paused for approval (`awaiting_approval`), else busy and not steerable (`settling`, shown as running).
+ * What the session is doing, read off the actor's snapshot: the same reading the admission guards make at the
+ * machine's place. A plan run the session holds reads like an agent run: paused for approval
+ * (`awaiting_approval`), else busy and not steerable (`settling`, shown as running).
  */
 export function activityOf(snapshot: SessionSnapshot): SessionActivity {
-  const value = snapshot.value;
-  if (value === 'running') {
-    // A plan run that reported its pause reads as paused before the machine adopts it.
-    const { run } = snapshot.context;
-    if (run?.kind === 'plan' && pausedPlanOf(snapshot.context)?.runId === run.runId)
-      return 'awaiting_approval';
-    return phaseOf(run);
-  }
-  if (typeof value === 'string') return value;
-  if (value.idle === 'held')
-    return pausedPlanOf(snapshot.context) === undefined ? 'settling' : 'awaiting_approval';
-  return value.idle === 'waiting' ? 'waiting' : 'idle';
+  return activityIn(placeOf(snapshot), snapshot.context);
 }
 
 /** The state `status()` reports for an activity. */
