@@ -62,9 +62,8 @@ export function openSessions(
     ),
     portOf: (sessionKey) => services.sessionPort(sessionKey),
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
-    // The events announcing the pause or end go out now; `waitForEnd()` hears the machine's `run.settled` after.
-    onRunEnded: (sessionKey) => bus.adopted(sessionKey),
-    onRunPaused: (sessionKey) => bus.adopted(sessionKey),
+    // The machine took the run's end or pause in (or is gone): the events announcing it go out now.
+    onRunReported: (sessionKey) => bus.adopted(sessionKey),
     pauseTimeoutMs: limits.pauseTimeoutMs,
     endPlan: (sessionKey, runId, status, reason) => {
       endPlanOf(internals.get(), { sessionKey, runId, status, reason }).catch(services.onError);

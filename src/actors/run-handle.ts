@@ -2,7 +2,7 @@ import type { Clock } from '../core/index.js';
 import { runAbortReason, type AbortStatus } from '../runner/index.js';
 import type { RunPhase } from '../runner/index.js';
 import type { ExecuteRun, RunPort, RunRequest, SessionPort } from '../runner/index.js';
-import { isRunPaused } from '../runner/index.js';
+import { isRunPaused, type RunResult } from '../runner/index.js';
 import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/index.js';
 import type { ActiveRun, SessionEvent } from './session-context.js';
 
@@ -24,11 +24,21 @@ export interface RunHandle {
  */
 const handles = new WeakMap<ActiveRun, RunHandle>();
 
+/** What became of a run's report to its session actor. */
+export interface RunReported {
+  /** The run's end or pause; absent when it could not start. */
+  readonly result?: RunResult;
+  /** True when the actor took the report in (its snapshot shows it); false when it was stopped. */
+  readonly adopted: boolean;
+}
+
 /** Where a run's end goes: the session actor, while it still runs. */
 export interface RunReport {
   readonly send: (event: SessionEvent) => void;
   /** False once the session actor was stopped (nothing is sent to it then). */
   readonly active: () => boolean;
+  /** Told once the report was handed over (or could not be): the events announcing it may go out. */
+  readonly reported: (reported: RunReported) => void;
 }
 
 /** Abort the handle's run unless it is already aborted. */
@@ -91,16 +101,19 @@ export function startRun(
   handles.set(run, handle);
   const abort = run.resume?.abort;
   if (abort !== undefined) abortHandle(handle, abort.status, abort.reason);
-  const send = (event: SessionEvent): void => {
+  const send = (event: SessionEvent, result?: RunResult): void => {
     handle.settled = true;
-    if (report.active()) report.send(event);
+    const adopted = report.active();
+    if (adopted) report.send(event);
+    report.reported({ ...(result === undefined ? {} : { result }), adopted });
   };
   const { executeRun, portOf } = executor;
   executeRun(requestFor(sessionKey, run, handle), portFor(sessionKey, portOf, handle)).then(
     (result) => {
       const unadmitted: SteerMessage[] = handle.steering.take();
-      if (isRunPaused(result)) send({ type: 'RUN.PAUSED', paused: result, unadmitted, at: result.at });
-      else send({ type: 'RUN.DONE', summary: result, unadmitted, at: result.endedAt });
+      if (isRunPaused(result))
+        send({ type: 'RUN.PAUSED', paused: result, unadmitted, at: result.at }, result);
+      else send({ type: 'RUN.DONE', summary: result, unadmitted, at: result.endedAt }, result);
     },
     () => send({ type: 'RUN.NOT_STARTED', at: clock.now() }),
   );

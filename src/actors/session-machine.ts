@@ -1,14 +1,7 @@
 import { assign, enqueueActions, setup, type Actor, type SnapshotFrom } from 'xstate';
 import type { Clock, IdGenerator } from '../core/index.js';
-import type {
-  AbortStatus,
-  ExecuteRun,
-  RunPaused,
-  RunSummary,
-  RunResult,
-  SessionPort,
-} from '../runner/index.js';
-import { abortRun, closeRun, startRun, steerRun } from './run-handle.js';
+import type { AbortStatus, ExecuteRun, RunSummary, RunResult, SessionPort } from '../runner/index.js';
+import { abortRun, closeRun, startRun, steerRun, type RunReported } from './run-handle.js';
 import {
   beginWork,
   endRun,
@@ -60,10 +53,12 @@ export interface SessionMachineDeps {
   readonly portOf: (sessionKey: string) => SessionPort;
   /** Called when a session goes idle with nothing queued (it may hibernate after a while). */
   readonly onIdle: (sessionKey: string) => void;
-  /** Called when a run ended and the session has moved on. */
-  readonly onRunEnded: (sessionKey: string, summary: RunSummary) => void;
-  /** Called when a run paused for approval or tool results. */
-  readonly onRunPaused: (sessionKey: string, paused: RunPaused) => void;
+  /**
+   * Called once a run's end or pause (`result`) or its failure to start (no result) was handed to the session's
+   * actor, after the actor took it in (`adopted`: its snapshot already shows the run ended or paused), or found the
+   * actor stopped (`adopted` false). The events announcing it may go out now (the event bus holds them until then).
+   */
+  readonly onRunReported: (sessionKey: string, report: RunReported) => void;
   /** How long a paused run waits before it continues without the missing decisions and results. */
   readonly pauseTimeoutMs: number;
   /** End a plan run the session holds: abort it when it runs, close it when it is paused. */
@@ -154,8 +149,13 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           deps.endPlan(context.sessionKey, run.runId, closing.status, closing.reason);
           return;
         }
-        const report = { send: (event: SessionEvent) => self.send(event), active: () => isActive(self) };
-        startRun(deps, clock, context.sessionKey, run, report);
+        const { sessionKey } = context;
+        const report = {
+          send: (event: SessionEvent) => self.send(event),
+          active: () => isActive(self),
+          reported: (reported: RunReported) => deps.onRunReported(sessionKey, reported),
+        };
+        startRun(deps, clock, sessionKey, run, report);
       },
       steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;
@@ -200,9 +200,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           event.summary,
         );
       }),
-      runEnded: ({ context, event }) => {
-        if (event.type === 'RUN.DONE') deps.onRunEnded(context.sessionKey, event.summary);
-      },
       pauseRun: assign(({ context, event }) => {
         if (event.type !== 'RUN.PAUSED') return context;
         const returned = event.unadmitted.map(unadmittedItem(event.at));
@@ -210,9 +207,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           pauseRun(context, event.paused, returned, event.at + deps.pauseTimeoutMs),
         );
       }),
-      runPaused: ({ context, event }) => {
-        if (event.type === 'RUN.PAUSED') deps.onRunPaused(context.sessionKey, event.paused);
-      },
       continueRun: assign(({ context }) => continueRun(context)),
       awaitToolResults: assign(({ context }) => awaitToolResults(context)),
       planChanged: assign(({ context, event }) => applyPlanEvent(context, event)),
@@ -312,20 +306,20 @@ export function createSessionMachine(deps: SessionMachineDeps) {
                 heldPlans(context).length === 0 &&
                 pendingWork(context).length === 0,
               target: '#session.idle.empty',
-              actions: [{ type: 'endRun' }, { type: 'runEnded' }, { type: 'settled' }],
+              actions: [{ type: 'endRun' }, { type: 'settled' }],
             },
-            { target: 'idle', actions: [{ type: 'endRun' }, { type: 'runEnded' }, { type: 'settled' }] },
+            { target: 'idle', actions: [{ type: 'endRun' }, { type: 'settled' }] },
           ],
           'RUN.PAUSED': [
             workEnd,
             {
               guard: { type: 'pausedFor', params: 'awaiting_approval' },
               target: 'awaiting_approval',
-              actions: [{ type: 'pauseRun' }, { type: 'runPaused' }, { type: 'settled' }],
+              actions: [{ type: 'pauseRun' }, { type: 'settled' }],
             },
             {
               target: 'awaiting_tool_results',
-              actions: [{ type: 'pauseRun' }, { type: 'runPaused' }, { type: 'settled' }],
+              actions: [{ type: 'pauseRun' }, { type: 'settled' }],
             },
           ],
           'RUN.NOT_STARTED': [

@@ -55,8 +55,8 @@ interface Outgoing {
 
 /**
  * Events a run emits before the session machine learns the run's outcome. Emitted `untilAdopted`, they are held
- * until the machine adopted it (`adopted`), or at the latest until the next macrotask after their write settled (so
- * a run the machine never hears of cannot hold the bus).
+ * until `adopted`: the run's report reached its session's actor (which took it in, or was stopped), which every run
+ * the machine starts makes when its promise settles (actors/run-handle.ts), so no run holds the bus past its end.
  */
 const outcomeTypes: ReadonlySet<RuntimeEvent['type']> = new Set([
   'approval.requested',
@@ -170,16 +170,6 @@ class Outbox {
   private settle(entry: Outgoing, state: 'durable' | 'failed'): void {
     if (entry.state !== 'writing') return;
     entry.state = state;
-    // The hold's deadline counts from the write, not the emit: the machine adopts the outcome in the stretch after
-    // the run's closing write, which commits with this event; a write slower than one macrotask (Postgres) would
-    // otherwise lift the hold before that stretch and deliver run.ended while status() still names the run.
-    if (entry.held) {
-      setImmediate(() => {
-        if (!entry.held) return;
-        entry.held = false;
-        this.release();
-      });
-    }
     this.release();
   }
 

@@ -12,13 +12,15 @@ import { sequentialIds } from '../../src/core/ids.js';
 import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
 import type { RunRequest } from '../../src/runner/run-request.js';
 import type { RunPort } from '../../src/runner/session-port.js';
-import type { RunResult } from '../../src/runner/run-summary.js';
+import { isRunPaused, type RunResult } from '../../src/runner/run-summary.js';
 
 /** A bare session actor with one run started, waiting until the test finishes it. */
 function sessionWithRun() {
   const clock = fakeClock({ now: 1000 });
   const runs: { request: RunRequest; port: RunPort; finish: (result: RunResult) => void }[] = [];
   const ended: RunResult[] = [];
+  // Each report, with whether the actor's snapshot still named a run when it came.
+  const reports: { adopted: boolean; status?: string; runStillNamed: boolean }[] = [];
   const machine = createSessionMachine({
     clock,
     ids: sequentialIds(),
@@ -26,8 +28,12 @@ function sessionWithRun() {
       new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
     portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
-    onRunEnded: (_key, summary) => ended.push(summary),
-    onRunPaused: () => undefined,
+    onRunReported: (_key, { result, adopted }) => {
+      if (adopted && result !== undefined && !isRunPaused(result)) ended.push(result);
+      const runStillNamed = actor.getSnapshot().context.run !== null;
+      const status = result === undefined || isRunPaused(result) ? undefined : result.status;
+      reports.push({ adopted, ...(status === undefined ? {} : { status }), runStillNamed });
+    },
     pauseTimeoutMs: 60_000,
     endPlan: () => undefined,
   });
@@ -44,7 +50,7 @@ function sessionWithRun() {
   });
   const run = runs[0];
   if (run === undefined) throw new Error('no run started');
-  return { actor, clock, run, ended };
+  return { actor, clock, run, ended, reports };
 }
 
 const summary: RunResult = {
@@ -96,5 +102,23 @@ describe('the run handle of a session', () => {
     expect(ended).toEqual([summary]);
     stopSession(actor);
     expect(run.request.signal.aborted).toBe(false);
+  });
+
+  it('reports a run end once the actor took it in, so its events go out while the snapshot shows it ended', async () => {
+    const { clock, run, reports } = sessionWithRun();
+    expect(reports).toEqual([]);
+    run.finish(summary);
+    await clock.advance(0);
+    expect(reports).toEqual([{ adopted: true, status: 'completed', runStillNamed: false }]);
+  });
+
+  it('reports a run end as not adopted when its actor was stopped, so its held events are released all the same', async () => {
+    const { actor, clock, run, reports } = sessionWithRun();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    stopSession(actor);
+    run.finish(summary);
+    await clock.advance(0);
+    expect(reports).toEqual([{ adopted: false, status: 'completed', runStillNamed: true }]);
+    warn.mockRestore();
   });
 });

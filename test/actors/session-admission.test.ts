@@ -32,8 +32,7 @@ function session() {
       }),
     portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
-    onRunEnded: () => undefined,
-    onRunPaused: () => undefined,
+    onRunReported: () => undefined,
     pauseTimeoutMs: 60_000,
     endPlan: (_key, runId, status) => endedPlans.push({ runId, status }),
   });

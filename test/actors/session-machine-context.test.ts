@@ -20,8 +20,7 @@ function session() {
       new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
     portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
-    onRunEnded: () => undefined,
-    onRunPaused: () => undefined,
+    onRunReported: () => undefined,
     pauseTimeoutMs: 60_000,
     endPlan: () => undefined,
   });
