@@ -67,8 +67,8 @@ function answerOf(result: RunResult): WaitResult {
 
 /**
  * Wait for the machine's next `run.settled` (a run's or a plan run's pause or end). The end is observed at once
- * (the next `waitForEnd()` does not answer it again); the answer comes a macrotask later, so a subscriber has
- * seen the events announcing it.
+ * (the next `waitForEnd()` does not answer it again); the answer comes once the events emitted up to then (those
+ * announcing it among them) were delivered to the subscribers.
  */
 function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
   const { clock } = internals.services;
@@ -77,7 +77,9 @@ function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: nu
       subscription.unsubscribe();
       clock.clearTimeout(timer);
       session.actor.send({ type: 'END.OBSERVED', runId: result.runId });
-      setImmediate(() => resolve(answerOf(result)));
+      // The events announcing it go out once the run's report reached the machine (after this, in the same step):
+      // answer once they were delivered, so a subscriber has them before the caller acts on the answer.
+      void internals.bus.deliveredThrough(internals.bus.cursor).then(() => resolve(answerOf(result)));
     });
     const timer = clock.setTimeout(() => {
       subscription.unsubscribe();

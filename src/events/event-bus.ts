@@ -28,6 +28,8 @@ export interface EventBus {
   subscribe(listener: EventListener, sessionKey?: string): () => void;
   /** Resolves once every event emitted so far is in the ledger and was delivered (or its write failed). */
   flushed(): Promise<void>;
+  /** Resolves once every event up to `cursor` was delivered to the subscribers (or its write failed). */
+  deliveredThrough(cursor: number): Promise<void>;
   /** The cursor of the last event emitted. */
   readonly cursor: number;
   /** The cursor of the last event delivered live: every event up to it is durable (or its write failed). */
@@ -114,6 +116,7 @@ class Outbox {
   private outgoing: Outgoing[] = [];
   private head = 0;
   private flushWaiters: (() => void)[] = [];
+  private deliveryWaiters: { readonly cursor: number; readonly resolve: () => void }[] = [];
 
   constructor(
     private readonly listeners: Listeners,
@@ -154,6 +157,12 @@ class Outbox {
     return new Promise<void>((resolve) => this.flushWaiters.push(resolve));
   }
 
+  /** Resolves once every event up to `cursor` was delivered (or its write failed). */
+  deliveredThrough(cursor: number): Promise<void> {
+    if (this.delivered >= cursor) return Promise.resolve();
+    return new Promise<void>((resolve) => this.deliveryWaiters.push({ cursor, resolve }));
+  }
+
   /** Stop holding the session's events that wait for adoption, and deliver what that frees. */
   adopted(sessionKey: string): void {
     let changed = false;
@@ -173,6 +182,14 @@ class Outbox {
     this.release();
   }
 
+  /** Resolve the delivery waiters whose cursor was reached. */
+  private resolveDeliveries(): void {
+    const reached = this.deliveryWaiters.filter((waiter) => waiter.cursor <= this.delivered);
+    if (reached.length === 0) return;
+    this.deliveryWaiters = this.deliveryWaiters.filter((waiter) => waiter.cursor > this.delivered);
+    for (const waiter of reached) waiter.resolve();
+  }
+
   /** Deliver the settled prefix of `outgoing`: an event never overtakes an earlier one still being written. */
   private release(): void {
     while (this.head < this.outgoing.length) {
@@ -182,6 +199,7 @@ class Outbox {
       this.delivered = next.event.cursor;
       if (next.state !== 'failed') this.listeners.deliver(next.event);
     }
+    if (this.deliveryWaiters.length > 0) this.resolveDeliveries();
     if (this.head < this.outgoing.length) {
       if (this.head > 1024) {
         this.outgoing = this.outgoing.slice(this.head);
@@ -235,6 +253,7 @@ export function createEventBus(options: {
     },
     subscribe: (listener, sessionKey) => listeners.subscribe(listener, sessionKey),
     flushed: () => outbox.flushed(),
+    deliveredThrough: (cursor) => outbox.deliveredThrough(cursor),
     get cursor() {
       return cursor;
     },
