@@ -90,7 +90,7 @@ export const clusterMigrations: readonly string[] = [
 export const nowMs = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /**
- * The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>`, `lane:<lane>`, and for step
+ * The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>:<request id>`, `lane:<lane>`, and for step
  * jobs `jobs` (one was queued), `job:<owner id>` (one was answered) and `job-cancel:<executor id>`, and
  * `consumer-free` (a durable consumer was given up).
  */

@@ -13,7 +13,7 @@ import {
 } from './consumer-claims.js';
 import { nowMs } from './cluster-schema.js';
 import { openDoorbell, type Doorbell } from './doorbell.js';
-import { serveRequests, type RequestDeps } from './requests.js';
+import { answerFallbackMs, serveRequests, type RequestDeps } from './requests.js';
 import { orphanedSessions, pruneWorkers } from './session-owners.js';
 import { createSessionRouter, routedCalls, type RoutedCalls } from './session-router.js';
 import type { ClusterHost, SessionRouter } from './session-router.js';
@@ -211,6 +211,7 @@ async function openParts(
     doorbell,
     clock,
     pollMs: timing.pollMs,
+    fallbackMs: answerFallbackMs(timing),
     workerId: () => lease.workerId,
   };
   const router = createSessionRouter({ database, lease, requests, host });
