@@ -8,7 +8,7 @@ export interface ClusterTimingOptions {
   /** How often a worker renews its lease. @default leaseMs / 3 */
   renewMs?: number | undefined;
   /**
-   * The longest a forwarded call or a freed lane slot waits when its NOTIFY was missed (a forwarded call's answer:
+   * The longest a forwarded call or a freed lane seat waits when its NOTIFY was missed (a forwarded call's answer:
    * half of `leaseMs`, at most 5 s, at least this). @default 500
    */
   pollMs?: number | undefined;

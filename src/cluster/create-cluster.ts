@@ -225,7 +225,7 @@ async function openParts(
 
 /**
  * Create the cluster side of one runtime process. Nothing connects until `start`; calls made before it wait for
- * it. Worker ids and slot tokens are random UUID-based (never the runtime's injected ids: two processes with
+ * it. Worker ids are random UUID-based (never the runtime's injected ids: two processes with
  * sequential ids would collide).
  */
 export function createCluster(
@@ -268,9 +268,9 @@ export function createCluster(
       return createClusterLane(local, laneOptions, {
         opened,
         clock,
-        pollMs: timing.pollMs,
+        timing,
         workerId: () => parts?.lease.workerId ?? '',
-        newToken: () => randomIds('slot'),
+        onError,
       });
     },
     async close() {
