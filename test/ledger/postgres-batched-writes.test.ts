@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
 import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
-import { message, run } from '../contracts/ledger-fixtures.contract.js';
+import { message, run, turn } from '../contracts/ledger-fixtures.contract.js';
 import { emptyPostgresLedger } from '../support/postgres.js';
 
 /** The statements every `pg` client of this process sends, while a test runs. */
@@ -23,9 +23,9 @@ const close = {
 
 /**
  * The inbox and run writes of one event-loop turn (one transaction of the ledger's queue) go in one `unnest`
- * statement per kind, and each call keeps its own answer.
+ * statement per kind, and each call keeps its own answer; a transcript with no fork is one read.
  */
-describe('the Postgres ledger, inbox and run writes of one transaction', () => {
+describe('the Postgres ledger, statements per write and read', () => {
   let ledger: PostgresLedger;
   beforeEach(async () => {
     ledger = await emptyPostgresLedger();
@@ -116,5 +116,22 @@ describe('the Postgres ledger, inbox and run writes of one transaction', () => {
     const [fresh, again] = await opened;
     expect(fresh?.status).toBe('fulfilled');
     expect(isRuntimeError((again as PromiseRejectedResult).reason, 'invalid_input')).toBe(true);
+  });
+
+  it('reads the transcript of a session that is no fork in one statement, and a fork through its parent', async () => {
+    await ledger.appendTurns([1, 2, 3].map((index) => turn('s1', 'r1', index)));
+    sent.length = 0;
+    expect(await ledger.listTurns('s1')).toEqual([1, 2, 3].map((index) => turn('s1', 'r1', index)));
+    expect(await ledger.listTurns('s1', { last: 2 })).toEqual([2, 3].map((index) => turn('s1', 'r1', index)));
+    expect(await ledger.listTurns('empty')).toEqual([]);
+    expect(sent.filter((text) => text.includes('turns')).length).toBe(3);
+
+    await ledger.forkTranscript({ sessionKey: 'f1', parentKey: 's1', turns: 2, at: 300 });
+    await ledger.appendTurns([turn('f1', 'r2', 0)]);
+    expect(await ledger.listTurns('f1')).toEqual([
+      turn('s1', 'r1', 1),
+      turn('s1', 'r1', 2),
+      turn('f1', 'r2', 0),
+    ]);
   });
 });
