@@ -134,4 +134,22 @@ describe('the Postgres ledger, statements per write and read', () => {
       turn('f1', 'r2', 0),
     ]);
   });
+
+  it('loads a session with nothing paused or steered in one statement', async () => {
+    await ledger.appendMessage(message('s1', 'm1', 1));
+    await ledger.appendMessage(message('s1', 'm2', 2));
+    await ledger.updateMessages('s1', ['m1'], { status: 'consumed', runId: 'r1' });
+    sent.length = 0;
+
+    const state = await ledger.loadSession('s1');
+
+    expect(state.pending).toEqual([message('s1', 'm2', 2)]);
+    expect(state.lastOrder).toBe(2);
+    expect(state.recent).toEqual([
+      ['m1', 101],
+      ['m2', 102],
+    ]);
+    expect(state.paused).toBeUndefined();
+    expect(sent.filter((text) => /\b(inbox|sessions|runs|events)\b/u.test(text))).toHaveLength(1);
+  });
 });
