@@ -5,7 +5,7 @@ import { RuntimeError } from '../core/index.js';
 export interface ClusterTimingOptions {
   /** A worker that stops renewing its lease for this long loses its sessions. @default 10000 */
   leaseMs?: number | undefined;
-  /** How often a worker renews its lease. @default leaseMs / 3 */
+  /** How often a worker renews its lease and its lane seats in use (a seat's share period too). @default leaseMs / 3 */
   renewMs?: number | undefined;
   /**
    * The longest a forwarded call or a freed lane seat waits when its NOTIFY was missed (a forwarded call's answer:
