@@ -83,6 +83,9 @@ const setStatusSql = `UPDATE runs SET status = $2, text = coalesce($3, text),
     input_tokens = coalesce($4, input_tokens), output_tokens = coalesce($5, output_tokens), cost = coalesce($6, cost)
   WHERE run_id = $1 AND status IN ${open}`;
 
+/** One row's values as the columns of a gathered statement. */
+const asRow = (values: readonly unknown[]): unknown[][] => values.map((value) => [value]);
+
 /** The run store of the Postgres ledger, and what its recovery reads of it. */
 export interface PostgresRuns {
   readonly methods: RunStore;
@@ -100,24 +103,11 @@ export function createPostgresRuns(
     read(async (query) => (await query<RunRow>(sql, values)).rows);
   const methods: RunStore = {
     openRun: (record) =>
-      write(async (query) => {
-        const values = valuesOf(openRunRow(record), columns);
-        await gatherRows(
-          query,
-          insertRunsSql,
-          values.map((value) => [value]),
-        );
-      }),
+      write((query) => gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), columns)))),
     closeRun: (runId, close) =>
-      write(async (query) => {
-        const values = valuesOf(runCloseRow(runId, close), closeColumns);
-        await gatherRows(
-          query,
-          closeRunsSql,
-          values.map((value) => [value]),
-          [runId],
-        );
-      }),
+      write((query) =>
+        gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), closeColumns)), [runId]),
+      ),
     getRun: async (runId) => {
       const [row] = await list('SELECT * FROM runs WHERE run_id = $1', [runId]);
       return row === undefined ? undefined : toRunRecord(row);
