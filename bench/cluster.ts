@@ -3,7 +3,11 @@
  * For each, every session is a closed loop through a random worker (send, wait for its run to end, next), so a
  * send often reaches a worker that does not hold the session and is forwarded. Prints messages/s, the
  * acknowledgement latency (send() call -> SendResult) p50 / p99, and the takeover time after a SIGKILL (kill ->
- * the killed worker's open run recorded `crashed`), with the workers' lease of 2 s and scan of 250 ms.
+ * the killed worker's open run recorded `crashed`), with the workers' lease of 2 s and scan of 250 ms. Then, from the
+ * server's statistics of the schema once the workers closed (a backend flushes them when it exits): the forwarded
+ * calls (rows inserted into `cluster_requests`) and, per forwarded call, the index scans of `cluster_requests` by id
+ * (its answer's reads and polls, its answer's write and its deletion) and of `cluster_workers` (the caller's checks
+ * that the owner lives, and the leases' renewals and ownership joins, which do not scale with the calls).
  *
  *   npx tsx bench/cluster.ts [sessions=30] [messagesPerSession=10]
  */
@@ -26,6 +30,31 @@ async function sql<Row>(schema: string, text: string, values: unknown[] = []): P
 
 function percentile(sorted: readonly number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
+}
+
+interface RequestStats {
+  readonly forwarded: number;
+  readonly requestScans: number;
+  readonly workerScans: number;
+}
+
+/** The schema's counters of forwarded calls (see the header), read once every worker's backend exited. */
+async function requestStats(schema: string): Promise<RequestStats> {
+  // The statistics of a backend reach the server when it exits, shortly after its client closed.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const rows = await sql<{ name: string; inserts: number; scans: number }>(
+    'public',
+    `SELECT t.relname AS name, t.n_tup_ins::int AS inserts, coalesce(i.idx_scan, 0)::int AS scans
+     FROM pg_stat_user_tables t LEFT JOIN pg_stat_user_indexes i ON i.relid = t.relid AND i.indexrelname = t.relname || '_pkey'
+     WHERE t.schemaname = $1 AND t.relname IN ('cluster_requests', 'cluster_workers')`,
+    [schema],
+  );
+  const of = (name: string) => rows.find((row) => row.name === name);
+  return {
+    forwarded: of('cluster_requests')?.inserts ?? 0,
+    requestScans: of('cluster_requests')?.scans ?? 0,
+    workerScans: of('cluster_workers')?.scans ?? 0,
+  };
 }
 
 async function startAll(schema: string, count: number): Promise<Worker[]> {
@@ -82,5 +111,11 @@ for (const count of [1, 2, 3]) {
   );
   if (count >= 2) console.log(`  takeover after SIGKILL: ${await takeover(schema, workers)} ms`);
   await Promise.all(workers.map((worker) => worker.close()));
+  const stats = await requestStats(schema);
+  const per = (count: number): string => (count / Math.max(1, stats.forwarded)).toFixed(1);
+  console.log(
+    `  ${stats.forwarded} forwarded calls; per call ${per(stats.requestScans)} index scans of cluster_requests, ` +
+      `${per(stats.workerScans)} of cluster_workers`,
+  );
   await sql('public', `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
 }

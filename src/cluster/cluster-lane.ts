@@ -3,6 +3,7 @@ import type { GlobalLane, GlobalLaneOptions, LaneRate, LaneTaskOptions } from '.
 import type { ClusterDatabase } from './cluster-db.js';
 import { nowMs } from './cluster-schema.js';
 import type { Doorbell } from './doorbell.js';
+import { createLaneSeats, type LaneSeats, type SeatTiming } from './lane-seats.js';
 
 /** One lane's cluster-wide limits. */
 interface LaneLimits {
@@ -10,46 +11,15 @@ interface LaneLimits {
   readonly rate: LaneRate | undefined;
 }
 
-/** What the cluster semaphore needs. `pollMs` bounds how late a freed slot is seen when its ring was missed. */
+/** What the cluster lane needs. */
 export interface ClusterLaneDeps {
   /** The cluster's connections (opened at the first call). */
   readonly opened: () => Promise<{ readonly database: ClusterDatabase; readonly doorbell: Doorbell }>;
   readonly clock: Clock;
-  readonly pollMs: number;
+  /** The seats' lease, renewal and poll (lane-seats.ts); `pollMs` also paces a rate window's retries. */
+  readonly timing: SeatTiming;
   readonly workerId: () => string;
-  readonly newToken: () => string;
-}
-
-/**
- * Take a slot of `lane` when the cluster has room: under a transaction-scoped advisory lock per lane, slots of
- * dead workers are freed, then the running count is checked and the slot recorded. Returns the slot's token, or
- * how long to wait before trying again.
- */
-async function tryAcquire(
-  deps: ClusterLaneDeps,
-  database: ClusterDatabase,
-  lane: string,
-  limits: LaneLimits,
-): Promise<{ token: string } | { waitMs: number }> {
-  return database.transaction(async (query) => {
-    await query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agentlanes:lane:${database.schema}:${lane}`]);
-    await query(
-      `DELETE FROM cluster_lane_slots s WHERE s.lane = $1 AND NOT EXISTS (
-         SELECT 1 FROM cluster_workers w WHERE w.worker_id = s.worker_id AND w.lease_until > ${nowMs})`,
-      [lane],
-    );
-    const running = await query<{ count: number }>(
-      'SELECT count(*)::int AS count FROM cluster_lane_slots WHERE lane = $1',
-      [lane],
-    );
-    if ((running.rows[0]?.count ?? 0) >= limits.concurrency) return { waitMs: deps.pollMs };
-    const token = deps.newToken();
-    await query(
-      `INSERT INTO cluster_lane_slots (token, lane, worker_id, acquired_at) VALUES ($1, $2, $3, ${nowMs})`,
-      [token, lane, deps.workerId()],
-    );
-    return { token };
-  });
+  readonly onError: (error: unknown) => void;
 }
 
 /**
@@ -124,44 +94,64 @@ function pause(
   });
 }
 
-/** Run `task` holding a cluster-wide slot of `lane`; the slot is freed (and the lane rung) when it settles. */
-export async function holdClusterSlot<T>(
-  deps: ClusterLaneDeps,
-  lane: string,
-  limits: LaneLimits,
+/** The seats of each lane, created at a lane's first run. */
+function createSeatsByLane(deps: ClusterLaneDeps) {
+  const lanes = new Map<string, Promise<LaneSeats>>();
+  return {
+    of(lane: string, limits: LaneLimits): Promise<LaneSeats> {
+      let seats = lanes.get(lane);
+      if (seats === undefined) {
+        seats = deps.opened().then(({ database, doorbell }) =>
+          createLaneSeats(
+            {
+              database,
+              doorbell,
+              clock: deps.clock,
+              timing: deps.timing,
+              workerId: deps.workerId,
+              onError: deps.onError,
+            },
+            lane,
+            limits.concurrency,
+          ),
+        );
+        lanes.set(lane, seats);
+      }
+      return seats;
+    },
+    async close(): Promise<void> {
+      const all = await Promise.all(lanes.values());
+      await Promise.all(all.map((seats) => seats.close()));
+    },
+  };
+}
+
+/** Run `task` holding a cluster-wide seat of `lane`; the seat goes back (to this worker first) when it settles. */
+async function holdSeat<T>(
+  seats: Promise<LaneSeats>,
   task: () => Promise<T>,
-  signal?: AbortSignal,
+  signal: AbortSignal | undefined,
 ): Promise<T> {
-  const { database, doorbell } = await deps.opened();
-  let token: string | undefined;
-  while (token === undefined) {
-    if (signal?.aborted) throw abortReason(signal);
-    const attempt = await tryAcquire(deps, database, lane, limits);
-    if ('token' in attempt) token = attempt.token;
-    else await pause(deps, doorbell, `lane:${lane}`, attempt.waitMs, signal);
-  }
+  const release = await (await seats).acquire(signal);
   try {
     return await task();
   } finally {
-    const held = token;
-    await database
-      .query('DELETE FROM cluster_lane_slots WHERE token = $1', [held])
-      .then(() => doorbell.ring(`lane:${lane}`))
-      .catch(() => undefined);
+    release();
   }
 }
 
 /**
  * The global lane across processes: the local lane first (this process's share and its queue order), then a
- * cluster-wide slot of the same lane (shared or the provider's own), so the concurrency cap holds for the whole
- * cluster; each model request takes its start of the rate locally, then cluster-wide. A slot held by a worker
- * whose lease ran out is freed by the next worker to ask.
+ * cluster-wide seat of the same lane (shared or the provider's own; lane-seats.ts), so the concurrency cap holds for
+ * the whole cluster; each model request takes its start of the rate locally, then cluster-wide. The seats of a
+ * worker that died come back when their lease runs out.
  */
 export function createClusterLane(
   local: GlobalLane,
   options: Pick<GlobalLaneOptions, 'concurrency' | 'rate' | 'perProvider'>,
   deps: ClusterLaneDeps,
 ): GlobalLane {
+  const seats = createSeatsByLane(deps);
   const shared: LaneLimits = { concurrency: options.concurrency ?? 8, rate: options.rate };
   const laneOf = (provider: string | undefined): { name: string; limits: LaneLimits } => {
     const own = provider === undefined ? undefined : options.perProvider?.[provider];
@@ -171,7 +161,7 @@ export function createClusterLane(
   return {
     run<T>(task: () => Promise<T>, runOptions: LaneTaskOptions = {}): Promise<T> {
       const { name, limits } = laneOf(runOptions.provider);
-      return local.run(() => holdClusterSlot(deps, name, limits, task, runOptions.signal), runOptions);
+      return local.run(() => holdSeat(seats.of(name, limits), task, runOptions.signal), runOptions);
     },
     pace(provider, paceOptions = {}) {
       const { name, limits } = laneOf(provider);
@@ -182,7 +172,7 @@ export function createClusterLane(
       return localWait === undefined ? across() : localWait.then(across);
     },
     stats: () => local.stats(),
-    close: () => local.close(),
+    close: () => local.close().finally(() => seats.close()),
     get closed() {
       return local.closed;
     },

@@ -5,9 +5,12 @@ import { RuntimeError } from '../core/index.js';
 export interface ClusterTimingOptions {
   /** A worker that stops renewing its lease for this long loses its sessions. @default 10000 */
   leaseMs?: number | undefined;
-  /** How often a worker renews its lease. @default leaseMs / 3 */
+  /** How often a worker renews its lease and its lane seats in use (a seat's share period too). @default leaseMs / 3 */
   renewMs?: number | undefined;
-  /** The longest a forwarded call, its answer or a freed lane slot waits when its NOTIFY was missed. @default 500 */
+  /**
+   * The longest a forwarded call or a freed lane seat waits when its NOTIFY was missed (a forwarded call's answer:
+   * half of `leaseMs`, at most 5 s, at least this). @default 500
+   */
   pollMs?: number | undefined;
   /** How often a worker looks for sessions with work that no live worker holds. @default 2000 */
   scanMs?: number | undefined;

@@ -84,13 +84,25 @@ export const clusterMigrations: readonly string[] = [
     RETURN true;
   END $$;
   `,
+  // The global lane's seats (lane-seats.ts): `concurrency` rows per lane, each leased to a worker until
+  // `held_until` (0: free). They replace `cluster_lane_slots`, which a worker of an earlier version may still use.
+  `
+  CREATE TABLE cluster_lane_seats (
+    lane TEXT NOT NULL,
+    seat INT NOT NULL,
+    worker_id TEXT,
+    held_until BIGINT NOT NULL,
+    PRIMARY KEY (lane, seat)
+  );
+  `,
 ];
 
 /** The database's clock in milliseconds, as SQL (every lease and rate window is measured on it). */
 export const nowMs = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /**
- * The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>`, `lane:<lane>`, and for step
+ * The doorbell channel: payloads are `request:<worker id>`, `answer:<worker id>:<request id>`, `lane:<lane>` (seats
+ * were given back), `lane-wanted:<lane>` (a worker waits for a seat), and for step
  * jobs `jobs` (one was queued), `job:<owner id>` (one was answered) and `job-cancel:<executor id>`, and
  * `consumer-free` (a durable consumer was given up).
  */

@@ -13,7 +13,7 @@ import {
 } from './consumer-claims.js';
 import { nowMs } from './cluster-schema.js';
 import { openDoorbell, type Doorbell } from './doorbell.js';
-import { serveRequests, type RequestDeps } from './requests.js';
+import { answerFallbackMs, serveRequests, type RequestDeps } from './requests.js';
 import { orphanedSessions, pruneWorkers } from './session-owners.js';
 import { createSessionRouter, routedCalls, type RoutedCalls } from './session-router.js';
 import type { ClusterHost, SessionRouter } from './session-router.js';
@@ -211,6 +211,7 @@ async function openParts(
     doorbell,
     clock,
     pollMs: timing.pollMs,
+    fallbackMs: answerFallbackMs(timing),
     workerId: () => lease.workerId,
   };
   const router = createSessionRouter({ database, lease, requests, host });
@@ -224,7 +225,7 @@ async function openParts(
 
 /**
  * Create the cluster side of one runtime process. Nothing connects until `start`; calls made before it wait for
- * it. Worker ids and slot tokens are random UUID-based (never the runtime's injected ids: two processes with
+ * it. Worker ids are random UUID-based (never the runtime's injected ids: two processes with
  * sequential ids would collide).
  */
 export function createCluster(
@@ -267,9 +268,9 @@ export function createCluster(
       return createClusterLane(local, laneOptions, {
         opened,
         clock,
-        pollMs: timing.pollMs,
+        timing,
         workerId: () => parts?.lease.workerId ?? '',
-        newToken: () => randomIds('slot'),
+        onError,
       });
     },
     async close() {

@@ -60,7 +60,11 @@ export function openDoorbell(
       let set = listeners.get(payload);
       if (set === undefined) listeners.set(payload, (set = new Set()));
       set.add(listener);
-      return () => set.delete(listener);
+      return () => {
+        set.delete(listener);
+        // Rings of one call each (a forwarded call's answer) must not leave their payloads behind.
+        if (set.size === 0 && listeners.get(payload) === set) listeners.delete(payload);
+      };
     },
     async ring(payload, query = database.query) {
       await query('SELECT pg_notify($1, $2)', [doorbellChannel, payload]);

@@ -1,7 +1,7 @@
 import type { Clock } from '../core/index.js';
 import { errorCodes, isRuntimeError, RuntimeError, type ErrorCode } from '../core/index.js';
 import type { ClusterDatabase } from './cluster-db.js';
-import { nowMs } from './cluster-schema.js';
+import { doorbellChannel, nowMs } from './cluster-schema.js';
 import type { Doorbell } from './doorbell.js';
 import { workerAlive } from './session-owners.js';
 
@@ -18,14 +18,30 @@ export interface Request {
   readonly payload: unknown;
 }
 
-/** What forwarding needs. `pollMs` bounds how late a request or answer is seen when its NOTIFY was missed. */
+/**
+ * What forwarding needs. A forwarded call waits for its answer's own ring (`answer:<caller>:<request id>`) on the
+ * doorbell's one LISTEN connection; `fallbackMs` is how often it reads the row anyway (a ring lost while the
+ * listener reconnected) and checks that the owner still lives.
+ */
 export interface RequestDeps {
   readonly database: ClusterDatabase;
   readonly doorbell: Doorbell;
   readonly clock: Clock;
+  /** How long a call sent back (its holder closing) waits before it is placed again. */
   readonly pollMs: number;
+  readonly fallbackMs: number;
   /** This worker's current id (it changes when the lease is lost). */
   readonly workerId: () => string;
+}
+
+/** The ring that tells the caller `replyTo` its request `id` was answered. */
+export function answerRing(replyTo: string, id: number): string {
+  return `answer:${replyTo}:${id}`;
+}
+
+/** The fallback poll of a forwarded call: a few seconds, within half a lease, never below `pollMs`. */
+export function answerFallbackMs(timing: { readonly leaseMs: number; readonly pollMs: number }): number {
+  return Math.max(timing.pollMs, Math.min(5_000, Math.floor(timing.leaseMs / 2)));
 }
 
 /** The answer of the owner as the caller sees it: a value, or a thrown RuntimeError; undefined: route again. */
@@ -36,63 +52,71 @@ export function unpackAnswer(answer: Answer): { value: unknown } | undefined {
   throw new RuntimeError(code, answer.error.message);
 }
 
-/** Wait until `ring` rings or `ms` passed, whichever comes first. */
-function pause(deps: RequestDeps, ring: string, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
+/** Wait until `ring` rings or `ms` passed, whichever comes first: true when it rang. */
+function pause(deps: RequestDeps, ring: string, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const done = (rang: boolean): void => {
       off();
       deps.clock.clearTimeout(timer);
-      resolve();
+      resolve(rang);
     };
-    const off = deps.doorbell.on(ring, done);
-    const timer = deps.clock.setTimeout(done, ms);
+    const off = deps.doorbell.on(ring, () => done(true));
+    const timer = deps.clock.setTimeout(() => done(false), ms);
   });
 }
 
-interface RequestRow {
-  readonly status: string;
-  readonly answer: string | null;
+/** Take the answer of request `id` if it is stored (the row goes with it): one statement. */
+async function takeAnswer(deps: RequestDeps, id: number): Promise<Answer | undefined> {
+  const { rows } = await deps.database.query<{ answer: string }>(
+    `DELETE FROM cluster_requests WHERE id = $1 AND status = 'answered' RETURNING answer`,
+    [id],
+  );
+  const answer = rows[0]?.answer;
+  return answer === undefined ? undefined : (JSON.parse(answer) as Answer);
 }
 
 /**
- * Forward a call to the worker `ownerId` that holds `request.sessionKey` and wait for its answer: a row, then a
- * ring. Undefined when the owner died before answering (its pending request is withdrawn): route again.
+ * Forward a call to the worker `ownerId` that holds `request.sessionKey` and wait for its answer: a row and its ring
+ * in one statement, then the answer's own ring and one statement that takes the answer. Without a ring, every
+ * `fallbackMs` the row is read and the owner's lease checked. Undefined when the owner died before answering (its
+ * pending request is withdrawn): route again.
  */
 export async function forwardRequest(
   deps: RequestDeps,
   ownerId: string,
   request: Request,
 ): Promise<Answer | undefined> {
-  const { database, doorbell } = deps;
+  const { database } = deps;
   const me = deps.workerId();
   const inserted = await database.query<{ id: number }>(
-    `INSERT INTO cluster_requests (session_key, worker_id, reply_to, kind, payload, status, created_at)
-     VALUES ($1, $2, $3, $4, $5, 'pending', ${nowMs}) RETURNING id`,
-    [request.sessionKey, ownerId, me, request.kind, JSON.stringify(request.payload ?? null)],
+    `WITH request AS (
+       INSERT INTO cluster_requests (session_key, worker_id, reply_to, kind, payload, status, created_at)
+       VALUES ($1, $2, $3, $4, $5, 'pending', ${nowMs}) RETURNING id)
+     SELECT id, pg_notify($6, $7) FROM request`,
+    [
+      request.sessionKey,
+      ownerId,
+      me,
+      request.kind,
+      JSON.stringify(request.payload ?? null),
+      doorbellChannel,
+      `request:${ownerId}`,
+    ],
   );
   const id = (inserted.rows[0] as { id: number }).id;
-  await doorbell.ring(`request:${ownerId}`);
+  const ring = answerRing(me, id);
   for (;;) {
-    const { rows } = await database.query<RequestRow>(
-      'SELECT status, answer FROM cluster_requests WHERE id = $1',
+    const rang = await pause(deps, ring, deps.fallbackMs);
+    const answer = await takeAnswer(deps, id);
+    if (answer !== undefined) return answer;
+    if (rang || (await workerAlive(database.query, ownerId))) continue;
+    // Withdrawn unless the answer landed meanwhile; a request the dead owner had taken may have taken effect
+    // (a send is then found by its message id: `duplicate`).
+    const withdrawn = await database.query(
+      `DELETE FROM cluster_requests WHERE id = $1 AND status <> 'answered'`,
       [id],
     );
-    const row = rows[0];
-    if (row?.status === 'answered' && row.answer !== null) {
-      await database.query('DELETE FROM cluster_requests WHERE id = $1', [id]);
-      return JSON.parse(row.answer) as Answer;
-    }
-    if (!(await workerAlive(database.query, ownerId))) {
-      // Withdrawn unless the answer landed meanwhile; a request the dead owner had taken may have taken effect
-      // (a send is then found by its message id: `duplicate`).
-      const withdrawn = await database.query(
-        `DELETE FROM cluster_requests WHERE id = $1 AND status <> 'answered'`,
-        [id],
-      );
-      if (withdrawn.rowCount === 1) return undefined;
-      continue;
-    }
-    await pause(deps, `answer:${me}`, deps.pollMs);
+    if (withdrawn.rowCount === 1) return undefined;
   }
 }
 
@@ -121,7 +145,7 @@ export async function serveRequests(
   serve: (request: Request) => Promise<Answer>,
   onError: (error: unknown) => void,
 ): Promise<number> {
-  const { database, doorbell } = deps;
+  const { database } = deps;
   const { rows } = await database.query<TakenRow>(
     `UPDATE cluster_requests SET status = 'taken' WHERE id IN (
        SELECT id FROM cluster_requests WHERE worker_id = $1 AND status = 'pending'
@@ -138,11 +162,12 @@ export async function serveRequests(
     };
     serve(request)
       .then(async (answer) => {
-        await database.query(`UPDATE cluster_requests SET status = 'answered', answer = $2 WHERE id = $1`, [
-          row.id,
-          JSON.stringify(answer),
-        ]);
-        await doorbell.ring(`answer:${row.reply_to}`);
+        // The answer and its ring in one statement (the ring is delivered with its commit).
+        await database.query(
+          `WITH answered AS (UPDATE cluster_requests SET status = 'answered', answer = $2 WHERE id = $1 RETURNING id)
+           SELECT pg_notify($3, $4) FROM answered`,
+          [row.id, JSON.stringify(answer), doorbellChannel, answerRing(row.reply_to, row.id)],
+        );
       })
       .catch(onError);
   }

@@ -1,6 +1,8 @@
 import type { InboxStore } from '../contract/inbox-store.js';
 import type { PostgresAccess } from './access.js';
-import { insertSql, refuseDuplicate, valuesOf } from './rows.js';
+import { RuntimeError } from '../../core/index.js';
+import { gatherRows, type RowStatement } from './queue.js';
+import { valuesOf } from './rows.js';
 import { inboxRow } from '../sql/params.js';
 import { toInboxRecord, type InboxRow } from '../sql/rows.js';
 
@@ -22,32 +24,68 @@ const columns = [
   'parts',
 ] as const;
 
-// The newest record of each id: a platform id accepted again after the dedupe window is a second record.
-const updateSql = `UPDATE inbox SET status = $3, run_id = coalesce($4, inbox.run_id), summary = coalesce($5, inbox.summary)
-  FROM (SELECT message_id, max(ord) AS ord FROM inbox WHERE session_key = $1 AND message_id = ANY($2::text[])
-        GROUP BY message_id) AS newest
-  WHERE inbox.session_key = $1 AND inbox.ord = newest.ord`;
+/** Inbox rows, gathered from every append of a transaction into one statement (see `gatherRows`). */
+const insertInboxSql: RowStatement = {
+  sql: `INSERT INTO inbox (${columns.join(', ')}) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
+    $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+    $13::text[], $14::text[], $15::text[])`,
+  table: 'inbox',
+  // A duplicate order is its append's mistake; written job by job (after a failed batch), the rows are one append's.
+  refuse: (error, rows) =>
+    (error as { code?: unknown }).code === '23505'
+      ? new RuntimeError(
+          'invalid_input',
+          `inbox order ${rows[1]?.map(String).join(', ')} of "${String(rows[0]?.[0])}" is already recorded`,
+          { cause: error },
+        )
+      : error,
+};
+
+// The newest record of each id: a platform id accepted again after the dedupe window is a second record. Gathered
+// per message id, from every update of a transaction (a second update of one id goes in a statement of its own).
+const updateInboxSql: RowStatement = {
+  sql: `UPDATE inbox SET status = u.status, run_id = coalesce(u.run_id, inbox.run_id),
+      summary = coalesce(u.summary, inbox.summary)
+    FROM (SELECT u.*, (SELECT max(i.ord) FROM inbox i WHERE i.session_key = u.session_key
+            AND i.message_id = u.message_id) AS ord
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+            AS u(session_key, message_id, status, run_id, summary)) AS u
+    WHERE inbox.session_key = u.session_key AND inbox.ord = u.ord`,
+  table: 'inbox',
+};
+
+/** A key of an inbox message id, for `gatherRows`. */
+const messageKey = (sessionKey: string, messageId: string): string => JSON.stringify([sessionKey, messageId]);
 
 /** Create the inbox store on the Postgres ledger. */
 export function createPostgresInbox({ write, read }: PostgresAccess): InboxStore {
   return {
     appendMessage: (record) =>
       write(async (query) => {
-        await refuseDuplicate(
-          `inbox order ${record.order} of "${record.sessionKey}"`,
-          query(insertSql('inbox', columns), valuesOf(inboxRow(record), columns)),
+        const row = valuesOf(inboxRow(record), columns);
+        await gatherRows(
+          query,
+          insertInboxSql,
+          row.map((value) => [value]),
         );
       }),
     updateMessages: (sessionKey, messageIds, update) =>
       write(async (query) => {
         if (messageIds.length === 0) return;
-        await query(updateSql, [
-          sessionKey,
-          [...messageIds],
-          update.status,
-          update.runId ?? null,
-          update.summary ?? null,
-        ]);
+        const ids = [...new Set(messageIds)];
+        const each = <T>(value: T): T[] => ids.map(() => value);
+        await gatherRows(
+          query,
+          updateInboxSql,
+          [
+            each(sessionKey),
+            ids,
+            each(update.status),
+            each(update.runId ?? null),
+            each(update.summary ?? null),
+          ],
+          ids.map((id) => messageKey(sessionKey, id)),
+        );
       }),
     listMessages: (sessionKey, statuses) =>
       read(async (query) => {

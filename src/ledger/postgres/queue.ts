@@ -60,6 +60,16 @@ const commitChecks = new WeakMap<PostgresQuery, Set<string>>();
 export interface RowStatement {
   readonly sql: string;
   readonly table: string;
+  /**
+   * Check what the statement answered for the rows it wrote (`columns`): throw for a row it did not write (an
+   * UPDATE that found no row). The transaction then runs again job by job, so the error is that row's job's alone.
+   */
+  readonly verify?: (
+    result: { readonly rows: readonly Record<string, unknown>[]; readonly rowCount: number },
+    columns: readonly (readonly unknown[])[],
+  ) => void;
+  /** The error to give for a failure of the statement (a duplicate key), from the rows it tried to write. */
+  readonly refuse?: (error: unknown, columns: readonly (readonly unknown[])[]) => unknown;
 }
 
 /** Rows gathered for one statement, and the pattern of its table's name in another statement's text. */
@@ -67,6 +77,8 @@ interface Gathered {
   readonly statement: RowStatement;
   readonly columns: unknown[][];
   readonly names: RegExp;
+  /** The rows' keys (as `gatherRows` was given them): a row of a key already here waits for a new statement. */
+  readonly keys: Set<string>;
 }
 
 /** What one transaction's query function carries: rows gathered, and the tags of its batch's jobs. */
@@ -89,19 +101,52 @@ export async function gatherRows(
   query: PostgresQuery,
   statement: RowStatement,
   columns: readonly (readonly unknown[])[],
+  keys: readonly string[] = [],
 ): Promise<void> {
   const state = transactions.get(query);
   if (state === undefined) {
-    await query(statement.sql, columns);
+    await writeRows((text, values) => query(text, values), statement, columns);
     return;
+  }
+  const ofTable = state.gathered.filter((entry) => entry.statement.table === statement.table);
+  const last = ofTable.at(-1);
+  // Statements on one table keep their call order: rows of another statement of the table, or of a key already
+  // gathered (a second update of one row), first write what the table has gathered.
+  if (last !== undefined && (last.statement !== statement || keys.some((key) => last.keys.has(key)))) {
+    await state.write(statement.table);
   }
   const open = state.gathered.find((entry) => entry.statement === statement);
   if (open === undefined) {
     const names = new RegExp(`\\b${statement.table}\\b`, 'u');
-    state.gathered.push({ statement, columns: columns.map((column) => [...column]), names });
+    state.gathered.push({
+      statement,
+      columns: columns.map((column) => [...column]),
+      names,
+      keys: new Set(keys),
+    });
     return;
   }
   columns.forEach((column, index) => open.columns[index]?.push(...column));
+  for (const key of keys) open.keys.add(key);
+}
+
+/** Write gathered rows with `send`: the statement's `refuse` names a failure, its `verify` checks the answer. */
+async function writeRows(
+  send: (
+    text: string,
+    values: readonly unknown[],
+  ) => Promise<{ rows: Record<string, unknown>[]; rowCount: number }>,
+  statement: RowStatement,
+  columns: readonly (readonly unknown[])[],
+): Promise<void> {
+  let result: { rows: Record<string, unknown>[]; rowCount: number };
+  try {
+    result = await send(statement.sql, columns);
+  } catch (error) {
+    if (isConnectionFailure(error) || statement.refuse === undefined) throw error;
+    throw statement.refuse(error, columns);
+  }
+  statement.verify?.(result, columns);
 }
 
 /**
@@ -136,7 +181,7 @@ function queryOn(client: PoolClient, checks: Set<string>, tags: readonly unknown
         continue;
       }
       gathered.splice(index, 1);
-      await send(client, entry.statement.sql, entry.columns);
+      await writeRows((sql, values) => send(client, sql, values), entry.statement, entry.columns);
     }
   };
   const query: PostgresQuery = async <Row>(text: string, values: readonly unknown[] = []) => {

@@ -32,6 +32,20 @@ const sql = {
   admittedTurns: "SELECT extra FROM turns WHERE session_key = $1 AND role = 'user' AND extra IS NOT NULL",
   recentIds: `SELECT message_id, accepted_at FROM (SELECT * FROM inbox WHERE session_key = $1 ORDER BY ord DESC LIMIT $2)
       AS recent ORDER BY ord`,
+  // What loading a session reads, in one statement (rows as JSON: their BIGINTs are numbers either way).
+  session: `SELECT
+      (SELECT row_to_json(s) FROM sessions s WHERE session_key = $1) AS record,
+      (SELECT row_to_json(u) FROM (SELECT * FROM inbox WHERE session_key = $1 AND status NOT IN ${knownStatuses}
+        ORDER BY ord LIMIT 1) u) AS unknown,
+      (SELECT coalesce(json_agg(c ORDER BY c.ord), '[]') FROM (SELECT * FROM inbox WHERE session_key = $1
+        AND status IN ('pending', 'steered')) c) AS candidates,
+      (SELECT coalesce(max(ord), 0) FROM inbox WHERE session_key = $1) AS last_order,
+      (SELECT coalesce(json_agg(json_build_array(r.message_id, r.accepted_at) ORDER BY r.ord), '[]') FROM
+        (SELECT * FROM inbox WHERE session_key = $1 ORDER BY ord DESC LIMIT $2) r) AS recent,
+      EXISTS (SELECT 1 FROM runs WHERE session_key = $1
+        AND status IN ('awaiting_approval', 'awaiting_tool_results')) AS paused,
+      GREATEST(coalesce((SELECT seq FROM events WHERE session_key = $1 ORDER BY cursor DESC LIMIT 1), 0),
+        coalesce((SELECT last_seq FROM seq_marks WHERE session_key = $1), 0)) AS last_seq`,
   runDeltas: `SELECT * FROM events WHERE run_id = $1 AND type = 'assistant.delta'
       AND session_key = coalesce((SELECT session_key FROM runs WHERE run_id = $1), session_key) ORDER BY cursor`,
 };
@@ -54,6 +68,17 @@ async function lastSeq(query: PostgresQuery, sessionKey: string): Promise<number
   return (await query<{ seq: number }>(sql.lastSeq, [sessionKey])).rows[0]?.seq ?? 0;
 }
 
+/** The one row of `sql.session`. */
+interface LoadedRow {
+  readonly record: SessionRow | null;
+  readonly unknown: InboxRow | null;
+  readonly candidates: InboxRow[];
+  readonly last_order: number;
+  readonly recent: [string, number][];
+  readonly paused: boolean;
+  readonly last_seq: number;
+}
+
 /**
  * Load one session's state. A corrupt row of the session (its record, an inbox row with an unknown status, its
  * paused run) fails the load with `ledger_corrupt`; other sessions load as usual.
@@ -63,31 +88,21 @@ async function loadSession(
   deps: PostgresRecoveryDeps,
   sessionKey: string,
 ): Promise<SessionState> {
-  const sessionRow = (await query<SessionRow>('SELECT * FROM sessions WHERE session_key = $1', [sessionKey]))
-    .rows[0];
-  const record = sessionRow === undefined ? undefined : toSessionRecord(sessionRow);
-  const unknown = (await query<InboxRow>(sql.unknownStatusOf, [sessionKey])).rows[0];
-  if (unknown !== undefined) toInboxRecord(unknown);
-  const candidates = (await query<InboxRow>(sql.toRun, [sessionKey])).rows.map(toInboxRecord);
+  const read = (await query<LoadedRow>(sql.session, [sessionKey, recentLimit])).rows[0] as LoadedRow;
+  const record = read.record === null ? undefined : toSessionRecord(read.record);
+  if (read.unknown !== null) toInboxRecord(read.unknown);
+  const candidates = read.candidates.map(toInboxRecord);
   const admittedIds = candidates.some((candidate) => candidate.status === 'steered')
     ? await admitted(query, sessionKey)
     : new Set<string>();
   const pending = stillToRun(candidates, () => admittedIds);
-  const paused = await deps.pausedOf(query, sessionKey);
-  const order = await query<{ ord: number | null }>(
-    'SELECT max(ord) AS ord FROM inbox WHERE session_key = $1',
-    [sessionKey],
-  );
-  const recent = await query<{ message_id: string; accepted_at: number }>(sql.recentIds, [
-    sessionKey,
-    recentLimit,
-  ]);
+  const paused = read.paused ? await deps.pausedOf(query, sessionKey) : undefined;
   return {
     record,
-    lastSeq: await lastSeq(query, sessionKey),
-    lastOrder: order.rows[0]?.ord ?? 0,
+    lastSeq: Number(read.last_seq),
+    lastOrder: Number(read.last_order),
     pending,
-    recent: recent.rows.map((row) => [row.message_id, row.accepted_at] as const),
+    recent: read.recent,
     ...(paused === undefined ? {} : { paused }),
   };
 }

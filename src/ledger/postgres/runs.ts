@@ -3,7 +3,8 @@ import { openRunStatuses } from '../../core/index.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
 import type { PostgresAccess } from './access.js';
 import type { PostgresQuery } from './queue.js';
-import { insertSql, refuseDuplicate, valuesOf } from './rows.js';
+import { gatherRows, type RowStatement } from './queue.js';
+import { valuesOf } from './rows.js';
 import type { SessionState } from '../contract/recovery-store.js';
 import type { RunStore } from '../contract/run-store.js';
 import { openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
@@ -36,13 +37,54 @@ const columns = [
   'parent_call_id',
 ] as const;
 
-const closeSql = `UPDATE runs SET status = $2, ended_at = $3, text = $4, input_tokens = $5, output_tokens = $6,
-    cost = $7, error_code = $8, error_message = $9
-  WHERE run_id = $1`;
+/** Run rows, gathered from every open of a transaction into one statement (see `gatherRows`). */
+const insertRunsSql: RowStatement = {
+  sql: `INSERT INTO runs (${columns.join(', ')}) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
+    $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::bigint[],
+    $13::float8[], $14::text[], $15::text[], $16::text[])`,
+  table: 'runs',
+  // A run opened twice is its opener's mistake; written job by job (after a failed batch), the rows are one open's.
+  refuse: (error, rows) =>
+    (error as { code?: unknown }).code === '23505'
+      ? new RuntimeError('invalid_input', `run "${rows[0]?.map(String).join('", "')}" is already recorded`, {
+          cause: error,
+        })
+      : error,
+};
+
+const closeColumns = [
+  'run_id',
+  'status',
+  'ended_at',
+  'text',
+  'input_tokens',
+  'output_tokens',
+  'cost',
+  'error_code',
+  'error_message',
+] as const;
+/** Run closes, gathered from every close of a transaction into one statement; a run not found fails its close. */
+const closeRunsSql: RowStatement = {
+  sql: `UPDATE runs SET status = c.status, ended_at = c.ended_at, text = c.text, input_tokens = c.input_tokens,
+      output_tokens = c.output_tokens, cost = c.cost, error_code = c.error_code, error_message = c.error_message
+    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::float8[],
+      $8::text[], $9::text[]) AS c(${closeColumns.join(', ')})
+    WHERE runs.run_id = c.run_id RETURNING runs.run_id`,
+  table: 'runs',
+  verify: (result, rows) => {
+    const closed = new Set(result.rows.map((row) => row['run_id']));
+    const missing = (rows[0] ?? []).find((runId) => !closed.has(runId)) as string | undefined;
+    if (missing !== undefined) throw new RuntimeError('not_found', `no run "${missing}" to close`);
+  },
+};
+
 // NULL progress keeps what is stored: a status change alone leaves text, usage and cost as they were.
 const setStatusSql = `UPDATE runs SET status = $2, text = coalesce($3, text),
     input_tokens = coalesce($4, input_tokens), output_tokens = coalesce($5, output_tokens), cost = coalesce($6, cost)
   WHERE run_id = $1 AND status IN ${open}`;
+
+/** One row's values as the columns of a gathered statement. */
+const asRow = (values: readonly unknown[]): unknown[][] => values.map((value) => [value]);
 
 /** The run store of the Postgres ledger, and what its recovery reads of it. */
 export interface PostgresRuns {
@@ -61,17 +103,11 @@ export function createPostgresRuns(
     read(async (query) => (await query<RunRow>(sql, values)).rows);
   const methods: RunStore = {
     openRun: (record) =>
-      write(async (query) => {
-        const values = valuesOf(openRunRow(record), columns);
-        await refuseDuplicate(`run "${record.runId}"`, query(insertSql('runs', columns), values));
-      }),
+      write((query) => gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), columns)))),
     closeRun: (runId, close) =>
-      write(async (query) => {
-        const row = runCloseRow(runId, close);
-        const values = [runId, row.status, row.ended_at, row.text, row.input_tokens, row.output_tokens];
-        const { rowCount } = await query(closeSql, [...values, row.cost, row.error_code, row.error_message]);
-        if (rowCount === 0) throw new RuntimeError('not_found', `no run "${runId}" to close`);
-      }),
+      write((query) =>
+        gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), closeColumns)), [runId]),
+      ),
     getRun: async (runId) => {
       const [row] = await list('SELECT * FROM runs WHERE run_id = $1', [runId]);
       return row === undefined ? undefined : toRunRecord(row);

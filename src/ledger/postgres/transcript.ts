@@ -15,6 +15,12 @@ const forkChainSql = `WITH RECURSIVE chain AS (
 const firstTurnsSql = 'SELECT * FROM turns WHERE session_key = $1 ORDER BY id LIMIT $2';
 const lastOfFirstSql = `SELECT * FROM (SELECT * FROM (SELECT * FROM turns WHERE session_key = $1 ORDER BY id LIMIT $2) AS f
     ORDER BY id DESC LIMIT $3) AS l ORDER BY id`;
+// A session's own turns (its latest $2, all when NULL) and whether it is a fork, in one statement: the transcript of a
+// session that is no fork (the common case) is read in one round trip instead of two.
+const unforkedTurnsSql = `SELECT f.forked, t.* FROM
+    (SELECT EXISTS (SELECT 1 FROM session_forks WHERE session_key = $1) AS forked) AS f
+    LEFT JOIN LATERAL (SELECT * FROM turns WHERE session_key = $1 ORDER BY id DESC LIMIT $2) AS t ON true
+  ORDER BY t.id`;
 // One statement, so two forks of one session at once cannot both land: the key refuses the second.
 const insertForkSql = `INSERT INTO session_forks (session_key, parent_key, turns, up_to_run_id, at)
   SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM turns WHERE session_key = $1)
@@ -48,6 +54,12 @@ async function listTurns(
   sessionKey: string,
   last?: number,
 ): Promise<TurnRecord[]> {
+  const own = await query<{ forked: boolean } & TurnRow>(unforkedTurnsSql, [sessionKey, last ?? null]);
+  if (own.rows[0]?.forked !== true) {
+    // The row of a session with no turn carries only `forked`.
+    const turns = own.rows.filter((row) => row.session_key !== null);
+    return corruptRows.readAll(turns, toTurnRecord);
+  }
   const forks = new Map(
     (await query<ForkRow>(forkChainSql, [sessionKey])).rows.map((row) => [row.session_key, row]),
   );

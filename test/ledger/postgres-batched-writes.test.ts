@@ -1,0 +1,155 @@
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isRuntimeError } from '../../src/core/errors.js';
+import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
+import { message, run, turn } from '../contracts/ledger-fixtures.contract.js';
+import { emptyPostgresLedger } from '../support/postgres.js';
+
+/** The statements every `pg` client of this process sends, while a test runs. */
+const sent: string[] = [];
+const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+const original = prototype.query;
+
+function count(fragment: string): number {
+  return sent.filter((text) => text.startsWith(fragment)).length;
+}
+
+const close = {
+  status: 'completed' as const,
+  endedAt: 900,
+  text: 'done',
+  usage: { inputTokens: 12, outputTokens: 3 },
+};
+
+/**
+ * The inbox and run writes of one event-loop turn (one transaction of the ledger's queue) go in one `unnest`
+ * statement per kind, and each call keeps its own answer; a transcript with no fork is one read.
+ */
+describe('the Postgres ledger, statements per write and read', () => {
+  let ledger: PostgresLedger;
+  beforeEach(async () => {
+    ledger = await emptyPostgresLedger();
+    await ledger.ready();
+    sent.length = 0;
+    prototype.query = function (this: pg.Client, ...args: unknown[]): unknown {
+      const first = args[0] as string | { text: string };
+      sent.push(typeof first === 'string' ? first : first.text);
+      return original.apply(this, args);
+    };
+  });
+  afterEach(async () => {
+    prototype.query = original;
+    await ledger.close();
+  });
+
+  it('appends the messages of one turn in one INSERT, and rejects only the one whose order is taken', async () => {
+    await ledger.appendMessage(message('s1', 'm0', 2));
+    sent.length = 0;
+    const outcomes = await Promise.allSettled([
+      ledger.appendMessage(message('s1', 'm1', 1)),
+      ledger.appendMessage(message('s1', 'm2', 2)),
+      ledger.appendMessage(message('s1', 'm3', 3)),
+      ledger.appendMessage(message('s2', 'm1', 1)),
+    ]);
+
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    const refused = (outcomes[1] as PromiseRejectedResult).reason as Error;
+    expect(isRuntimeError(refused, 'invalid_input')).toBe(true);
+    expect(refused.message).toContain('inbox order 2 of "s1"');
+    expect((await ledger.listMessages('s1')).map((record) => record.messageId)).toEqual(['m1', 'm0', 'm3']);
+    expect(await ledger.listMessages('s2')).toEqual([message('s2', 'm1', 1)]);
+
+    sent.length = 0;
+    await Promise.all([4, 5, 6].map((order) => ledger.appendMessage(message('s1', `m${order}`, order))));
+    expect(count('INSERT INTO inbox')).toBe(1);
+  });
+
+  it('updates the newest record of each id in one UPDATE, and a second update of one id after the first', async () => {
+    await ledger.appendMessage(message('s1', 'm1', 1));
+    await ledger.appendMessage(message('s1', 'm2', 2));
+    sent.length = 0;
+    await Promise.all([
+      ledger.appendMessage(message('s1', 'm1', 3)),
+      ledger.updateMessages('s1', ['m1'], { status: 'consumed', runId: 'r1' }),
+      ledger.updateMessages('s1', ['m2'], { status: 'collected', runId: 'r1' }),
+      ledger.updateMessages('s1', ['m1', 'm2'], { status: 'dropped', summary: 'cap' }),
+    ]);
+
+    const records = await ledger.listMessages('s1');
+    expect(records.map((record) => [record.order, record.status, record.runId, record.summary])).toEqual([
+      [1, 'pending', undefined, undefined],
+      [2, 'dropped', 'r1', 'cap'],
+      [3, 'dropped', 'r1', 'cap'],
+    ]);
+    // The first two updates together; the third names ids already updated, so it goes after them.
+    expect(count('UPDATE inbox')).toBe(2);
+    expect(count('INSERT INTO inbox')).toBe(1);
+  });
+
+  it('opens and closes the runs of one turn in one statement each, and fails only the close of an unknown run', async () => {
+    await Promise.all([ledger.openRun(run('s1', 'r1')), ledger.openRun(run('s2', 'r2'))]);
+    expect(count('INSERT INTO runs')).toBe(1);
+    sent.length = 0;
+    const outcomes = await Promise.allSettled([
+      ledger.closeRun('r1', close),
+      ledger.closeRun('ghost', close),
+      ledger.closeRun('r2', { ...close, text: 'two' }),
+    ]);
+
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const missing = (outcomes[1] as PromiseRejectedResult).reason as Error;
+    expect(isRuntimeError(missing, 'not_found')).toBe(true);
+    expect(missing.message).toContain('"ghost"');
+    expect(await ledger.getRun('r1')).toEqual({ ...run('s1', 'r1'), ...close });
+    expect(await ledger.getRun('r2')).toEqual({ ...run('s2', 'r2'), ...close, text: 'two' });
+
+    sent.length = 0;
+    await Promise.all([ledger.openRun(run('s3', 'r3')), ledger.openRun(run('s4', 'r4'))]);
+    await Promise.all([ledger.closeRun('r3', close), ledger.closeRun('r4', close)]);
+    expect(count('UPDATE runs')).toBe(1);
+    const opened = Promise.allSettled([ledger.openRun(run('s5', 'r5')), ledger.openRun(run('s1', 'r1'))]);
+    const [fresh, again] = await opened;
+    expect(fresh?.status).toBe('fulfilled');
+    expect(isRuntimeError((again as PromiseRejectedResult).reason, 'invalid_input')).toBe(true);
+  });
+
+  it('reads the transcript of a session that is no fork in one statement, and a fork through its parent', async () => {
+    await ledger.appendTurns([1, 2, 3].map((index) => turn('s1', 'r1', index)));
+    sent.length = 0;
+    expect(await ledger.listTurns('s1')).toEqual([1, 2, 3].map((index) => turn('s1', 'r1', index)));
+    expect(await ledger.listTurns('s1', { last: 2 })).toEqual([2, 3].map((index) => turn('s1', 'r1', index)));
+    expect(await ledger.listTurns('empty')).toEqual([]);
+    expect(sent.filter((text) => text.includes('turns')).length).toBe(3);
+
+    await ledger.forkTranscript({ sessionKey: 'f1', parentKey: 's1', turns: 2, at: 300 });
+    await ledger.appendTurns([turn('f1', 'r2', 0)]);
+    expect(await ledger.listTurns('f1')).toEqual([
+      turn('s1', 'r1', 1),
+      turn('s1', 'r1', 2),
+      turn('f1', 'r2', 0),
+    ]);
+  });
+
+  it('loads a session with nothing paused or steered in one statement', async () => {
+    await ledger.appendMessage(message('s1', 'm1', 1));
+    await ledger.appendMessage(message('s1', 'm2', 2));
+    await ledger.updateMessages('s1', ['m1'], { status: 'consumed', runId: 'r1' });
+    sent.length = 0;
+
+    const state = await ledger.loadSession('s1');
+
+    expect(state.pending).toEqual([message('s1', 'm2', 2)]);
+    expect(state.lastOrder).toBe(2);
+    expect(state.recent).toEqual([
+      ['m1', 101],
+      ['m2', 102],
+    ]);
+    expect(state.paused).toBeUndefined();
+    expect(sent.filter((text) => /\b(inbox|sessions|runs|events)\b/u.test(text))).toHaveLength(1);
+  });
+});
