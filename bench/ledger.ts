@@ -187,6 +187,7 @@ else {
   console.log(
     `ledger bench, ${only} only: ${rate(result.perSecond)}, acknowledgement ${p50p99(result.acks)}`,
   );
-  for (const line of statementReport(result.statements, result.messages)) console.log(`  ${line}`);
+  const top = Number(process.env.BENCH_TOP ?? 10);
+  for (const line of statementReport(result.statements, result.messages, top)) console.log(`  ${line}`);
 }
 rmSync(dir, { recursive: true, force: true });
