@@ -198,6 +198,22 @@ describe('the SQLite ledger row batches', () => {
     await ledger.close();
   });
 
+  it('writes the buffered rows again before an unbuffered write when its batch is redone after a rollback', async () => {
+    const ledger = createSqliteLedger({ path: tempPath() });
+    await ledger.appendTurns([turn('s2', 'r0', 0)]);
+    const outcomes = await Promise.all(
+      [
+        ledger.openRun(run('s1', 'r1')),
+        ledger.setRunStatus('r1', 'awaiting_approval'),
+        // A write of several statements that fails: the transaction is rolled back and the others run again.
+        ledger.forkTranscript({ sessionKey: 's2', parentKey: 's1', turns: 0, at: 1 }),
+      ].map(outcome),
+    );
+    expect(outcomes).toEqual(['ok', 'ok', 'invalid_input']);
+    expect((await ledger.getRun('r1'))?.status).toBe('awaiting_approval');
+    await ledger.close();
+  });
+
   it(`splits ${rowsPerStatement * 2 + 1} buffered turns into 3 statements, in order`, async () => {
     const path = tempPath();
     const ledger = createSqliteLedger({ path });

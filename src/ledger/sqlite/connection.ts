@@ -154,9 +154,15 @@ function createWritePath(
     const refused = refusal();
     if (refused !== undefined) return Promise.reject(refused);
     const coded = (error: unknown) => Promise.reject(translateFileError(error, path));
+    // An unbuffered write flushes the buffered rows in its own work: again when it runs again after a rollback.
+    const run: typeof work = buffered
+      ? work
+      : () => {
+          flushRows();
+          work(() => undefined);
+        };
     try {
-      if (!buffered) flushRows();
-      return commits.write(work, statements).catch(coded);
+      return commits.write(run, statements).catch(coded);
     } catch (error) {
       // BEGIN itself failed (the file cannot take a write): a rejection like any other failed write.
       return coded(error);
