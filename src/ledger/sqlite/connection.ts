@@ -168,7 +168,11 @@ function createWritePath(
       return coded(error);
     }
   };
-  return { submit, batches, flushRows };
+  const batched: SqliteAccess['batched'] = (kind) => {
+    const add = batches.define(kind);
+    return (rows) => submit((fail) => rows.forEach((row) => add(row, fail)), 'one', true);
+  };
+  return { submit, batches, batched, flushRows };
 }
 
 /**
@@ -186,13 +190,9 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
       : options.readonly === true
         ? new RuntimeError('invalid_input', `${options.path} is open read-only`)
         : undefined;
-  const { submit, batches, flushRows } = createWritePath(db, commits, refusal, options.path);
+  const { submit, batches, batched, flushRows } = createWritePath(db, commits, refusal, options.path);
   const write = (work: () => void, statements: 'one' | 'many' = 'many'): Promise<void> =>
     submit(work, statements, false);
-  const batched: SqliteAccess['batched'] = (kind) => {
-    const add = batches.define(kind);
-    return (rows) => submit((fail) => rows.forEach((row) => add(row, fail)), 'one', true);
-  };
   const rows = createEventRowBuffer(db);
   commits.beforeCommit(() => batches.flush());
   commits.beforeCommit(() => rows.flush());
