@@ -214,6 +214,27 @@ describe('the SQLite ledger row batches', () => {
     await ledger.close();
   });
 
+  it('looks at PRAGMA data_version only when the turn cache answers, once per transaction', async () => {
+    const ledger = createSqliteLedger({ path: tempPath() });
+    await ledger.appendTurns([turn('s1', 'r1', 0)]);
+    expect(await ledger.listTurns('s1', { last: 50 })).toHaveLength(1);
+    let answered: number[] = [];
+    const statements = await statementsDuring(async () => {
+      await ledger.appendMessage(message('s1', 'm1', 1));
+      const appended = ledger.appendTurns([turn('s1', 'r1', 1)]);
+      const reads = await Promise.all([
+        ledger.listTurns('s1', { last: 50 }),
+        ledger.listTurns('s1', { last: 1 }),
+        ledger.getFork('s1'),
+      ]);
+      answered = reads.map((read) => (Array.isArray(read) ? read.length : -1));
+      await appended;
+    });
+    expect(answered).toEqual([2, 1, -1]);
+    expect(statements.filter((sql) => sql.startsWith('PRAGMA data_version'))).toHaveLength(1);
+    await ledger.close();
+  });
+
   it(`splits ${rowsPerStatement * 2 + 1} buffered turns into 3 statements, in order`, async () => {
     const path = tempPath();
     const ledger = createSqliteLedger({ path });
