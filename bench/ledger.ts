@@ -7,6 +7,8 @@
  *
  *   npm run build && npx tsx bench/ledger.ts [sessions=10000] [messagesPerSession=5] [synchronous=full]
  *   BENCH_ONLY=runtime node --cpu-prof --import tsx bench/ledger.ts   (one pass only, to profile it)
+ *   BENCH_TOP=30 prints that many statement kinds in a one-pass run (default 10); BENCH_CONCURRENCY=16 sets the
+ *   global lane's concurrency of both passes (default 8: COMMITs per message follow it, see bench/README.md).
  */
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +30,7 @@ import { sqliteFloorStore } from './floor-store.js';
 
 const workload: Workload = { sessions: argument(2, 10_000), perSession: argument(3, 5) };
 const synchronous = process.argv[4] === 'normal' ? 'normal' : 'full';
-const concurrency = 8;
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const dir = mkdtempSync(join(tmpdir(), 'agentlanes-bench-'));
 let files = 0;
 
@@ -187,6 +189,7 @@ else {
   console.log(
     `ledger bench, ${only} only: ${rate(result.perSecond)}, acknowledgement ${p50p99(result.acks)}`,
   );
-  for (const line of statementReport(result.statements, result.messages)) console.log(`  ${line}`);
+  const top = Number(process.env.BENCH_TOP ?? 10);
+  for (const line of statementReport(result.statements, result.messages, top)) console.log(`  ${line}`);
 }
 rmSync(dir, { recursive: true, force: true });

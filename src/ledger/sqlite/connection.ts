@@ -1,9 +1,10 @@
 import { isRuntimeError, RuntimeError } from '../../core/index.js';
-import { createGroupCommit } from './group-commit.js';
+import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import type { SqliteAccess } from './access.js';
 import { createEventRowBuffer, createSqliteEventWriter, type SqliteEventWriter } from './event-writer.js';
 import type { SqliteLedgerOptions } from './ledger.js';
 import { openDatabase } from './open.js';
+import { createRowBatches } from './row-batches.js';
 
 /** The SQLite ledger's one connection: how its stores read and write, its event write path, and its close. */
 export interface SqliteConnection extends SqliteAccess {
@@ -82,7 +83,7 @@ async function runAll(steps: readonly (() => unknown)[], path: string): Promise<
 function closeInSteps(
   db: SqliteConnection['db'],
   lock: ReturnType<typeof openDatabase>['lock'],
-  commits: ReturnType<typeof createGroupCommit>,
+  commits: GroupCommit,
   events: ReturnType<typeof createSqliteEventWriter>,
   options: SqliteLedgerOptions,
   markClosed: () => void,
@@ -105,33 +106,73 @@ function closeInSteps(
 
 /**
  * Caches of the file's rows are cleared when a transaction is rolled back, and when another connection wrote the
- * file since the last look (\`PRAGMA data_version\` moves only for other connections' commits). No other connection
- * can commit while this one holds its write transaction (BEGIN IMMEDIATE), so the check runs only outside one.
+ * file since the last look (\`PRAGMA data_version\` moves only for other connections' commits). The look is taken
+ * only when a cache is about to answer, and once per transaction at most: no other connection can commit while this
+ * one holds its write transaction (BEGIN IMMEDIATE), so one look holds until it ends.
  */
-function watchForeignWrites(
-  db: SqliteConnection['db'],
-  commits: ReturnType<typeof createGroupCommit>,
-): SqliteConnection['cacheOf'] {
+function watchForeignWrites(db: SqliteConnection['db'], commits: GroupCommit): SqliteConnection['cacheOf'] {
   const version = db.prepare('PRAGMA data_version').pluck();
   let seen = version.get();
+  let lookedInTransaction = false;
   const caches: (() => void)[] = [];
   const clearAll = (): void => caches.forEach((clear) => clear());
   commits.onRollback(clearAll);
-  commits.onBegin(() => {
-    const now = version.get();
-    if (now !== seen) clearAll();
-    seen = now;
-  });
+  commits.onBegin(() => (lookedInTransaction = false));
   const check = (): void => {
-    if (commits.open) return;
+    if (commits.open && lookedInTransaction) return;
     const now = version.get();
     if (now !== seen) clearAll();
     seen = now;
+    lookedInTransaction = commits.open;
   };
   return (clear) => {
     caches.push(clear);
     return check;
   };
+}
+
+/**
+ * How writes reach the group commit: refused once closed or read-only, a file failure coded. Row statements a
+ * transaction buffered (`buffered` writes) go in before its COMMIT, and before any read or unbuffered write (which
+ * may read or change their rows), in one statement per table.
+ */
+function createWritePath(
+  db: SqliteConnection['db'],
+  commits: GroupCommit,
+  refusal: () => RuntimeError | undefined,
+  path: string,
+) {
+  const batches = createRowBatches(db);
+  const flushRows = (): void => {
+    if (commits.open) batches.flush();
+  };
+  const submit = (
+    work: Parameters<GroupCommit['write']>[0],
+    statements: 'one' | 'many',
+    buffered: boolean,
+  ): Promise<void> => {
+    const refused = refusal();
+    if (refused !== undefined) return Promise.reject(refused);
+    const coded = (error: unknown) => Promise.reject(translateFileError(error, path));
+    // An unbuffered write flushes the buffered rows in its own work: again when it runs again after a rollback.
+    const run: typeof work = buffered
+      ? work
+      : () => {
+          flushRows();
+          work(() => undefined);
+        };
+    try {
+      return commits.write(run, statements).catch(coded);
+    } catch (error) {
+      // BEGIN itself failed (the file cannot take a write): a rejection like any other failed write.
+      return coded(error);
+    }
+  };
+  const batched: SqliteAccess['batched'] = (kind) => {
+    const add = batches.define(kind);
+    return (rows) => submit((fail) => rows.forEach((row) => add(row, fail)), 'one', true);
+  };
+  return { submit, batches, batched, flushRows };
 }
 
 /**
@@ -149,28 +190,24 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
       : options.readonly === true
         ? new RuntimeError('invalid_input', `${options.path} is open read-only`)
         : undefined;
-  const write = (work: () => void, statements: 'one' | 'many' = 'many'): Promise<void> => {
-    const refused = refusal();
-    if (refused !== undefined) return Promise.reject(refused);
-    const coded = (error: unknown) => Promise.reject(translateFileError(error, options.path));
-    try {
-      return commits.write(work, statements).catch(coded);
-    } catch (error) {
-      // BEGIN itself failed (the file cannot take a write): a rejection like any other failed write.
-      return coded(error);
-    }
-  };
+  const { submit, batches, batched, flushRows } = createWritePath(db, commits, refusal, options.path);
+  const write = (work: () => void, statements: 'one' | 'many' = 'many'): Promise<void> =>
+    submit(work, statements, false);
   const rows = createEventRowBuffer(db);
+  commits.beforeCommit(() => batches.flush());
   commits.beforeCommit(() => rows.flush());
+  commits.onRollback(() => batches.clear());
   commits.onRollback(() => rows.clear());
-  const events = createSqliteEventWriter({ db, write, refusal }, rows);
+  // Event rows are buffered too (their own buffer): appending them leaves the other buffered rows buffered.
+  const events = createSqliteEventWriter({ db, write: (work) => submit(work, 'one', true), refusal }, rows);
   const cacheOf = watchForeignWrites(db, commits);
-  const read = <T>(work: () => T, deltas?: 'deltas'): Promise<T> => {
+  const read = <T>(work: () => T, from: 'rows' | 'aside' | 'deltas'): Promise<T> => {
     if (closed) return Promise.reject(new RuntimeError('runtime_closed', 'the ledger is closed'));
     try {
+      if (from !== 'aside') flushRows();
       // Only the event log's readers read the events table: the rows and deltas still buffered go in first.
-      if (deltas !== undefined) void events.flush().catch(() => undefined);
-      if (deltas !== undefined && commits.open) rows.flush();
+      if (from === 'deltas') void events.flush().catch(() => undefined);
+      if (from === 'deltas' && commits.open) rows.flush();
       return Promise.resolve(work());
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -188,5 +225,15 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
     return closing;
   };
   const readEventLog = <T>(work: () => T): Promise<T> => read(work, 'deltas');
-  return { db, write, read: (work) => read(work), readEventLog, cacheOf, events, close };
+  return {
+    db,
+    write,
+    batched,
+    read: (work) => read(work, 'rows'),
+    readAside: (work) => read(() => work(flushRows), 'aside'),
+    readEventLog,
+    cacheOf,
+    events,
+    close,
+  };
 }

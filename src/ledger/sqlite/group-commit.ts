@@ -8,8 +8,10 @@ export interface GroupCommit {
    * several statements (`statements: 'many'`) fails, the transaction is rolled back and the batch's other writes
    * run again in a new one, one at a time (no savepoint per write: they were half of the statements run).
    * `work` may therefore run more than once: it must be SQL only, or keep what it learns where `onRollback` clears it.
+   * Work that only buffers rows (written just before the COMMIT or a read) reports a row that then failed alone
+   * through `fail`: its write rejects with that error at the COMMIT, and the batch's other writes commit.
    */
-  write(work: () => void, statements?: 'one' | 'many'): Promise<void>;
+  write(work: (fail: (error: Error) => void) => void, statements?: 'one' | 'many'): Promise<void>;
   /** Commit the open transaction now (close, and anything that must be durable before going on). */
   commit(): void;
   /**
@@ -29,10 +31,33 @@ export interface GroupCommit {
 
 /** A write of the open batch: its work (run again after a rollback) and its promise's settlers. */
 interface Waiter {
-  readonly work: () => void;
+  readonly work: (fail: (error: Error) => void) => void;
   readonly statements: 'one' | 'many';
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
+  /** Reports that the write's buffered rows failed alone (see `GroupCommit.write`). */
+  readonly fail: (error: Error) => void;
+  /** Why the write's buffered rows failed, if they did: it rejects with this at the COMMIT. */
+  failure: Error | undefined;
+}
+
+/** A waiter for `work`, and the promise its COMMIT (or its failure) settles. */
+function createWaiter(work: Waiter['work'], statements: Waiter['statements']): [Waiter, Promise<void>] {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const done = new Promise<void>((settleResolved, settleRejected) => {
+    resolve = settleResolved;
+    reject = settleRejected;
+  });
+  const waiter: Waiter = {
+    work,
+    statements,
+    resolve,
+    reject,
+    fail: (error) => (waiter.failure ??= error),
+    failure: undefined,
+  };
+  return [waiter, done];
 }
 
 /**
@@ -89,16 +114,15 @@ export function createGroupCommit(
         schedule(commit);
         for (const listener of state.began) listener();
       }
+      const [waiter, done] = createWaiter(work, statements);
       try {
-        work();
+        work(waiter.fail);
       } catch (error) {
         // One statement that failed left nothing behind, unless its error rolled the whole transaction back.
         if (statements === 'many' || !db.inTransaction) redoBatch(db, state);
         return Promise.reject(asError(error));
       }
-      const done = new Promise<void>((resolve, reject) =>
-        state.waiters.push({ work, statements, resolve, reject }),
-      );
+      state.waiters.push(waiter);
       // Never commit in the middle of a synchronous stretch: writes issued together (open a run and consume its
       // messages; close a run and record run.ended) must land in one transaction, or a crash between them splits
       // them. A microtask runs once the current stretch is done.
@@ -159,7 +183,10 @@ function redoBatch(db: Pick<Database.Database, 'exec' | 'inTransaction'>, state:
   try {
     db.exec('BEGIN IMMEDIATE');
     for (const listener of state.began) listener();
-    for (const waiter of writes) waiter.work();
+    for (const waiter of writes) {
+      waiter.failure = undefined;
+      waiter.work(waiter.fail);
+    }
   } catch (error) {
     const failure = asError(error);
     state.waiters = [];
@@ -194,5 +221,8 @@ function commitBatch(
   }
   const took = now() - started;
   state.commitMs = state.commitMs === undefined ? took : state.commitMs + (took - state.commitMs) / 8;
-  for (const waiter of batch) waiter.resolve();
+  for (const waiter of batch) {
+    if (waiter.failure === undefined) waiter.resolve();
+    else waiter.reject(waiter.failure);
+  }
 }

@@ -7,6 +7,7 @@ import type { CorruptRowLog } from '../sql/corrupt-rows.js';
 import { openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
 import { constraint, toRunRecord, type RunRow } from '../sql/rows.js';
 import type { ToolCallRecord } from '../contract/tool-call-store.js';
+import { statementsByRows, valueTuples, type RowBatchKind } from './row-batches.js';
 
 /** The paused statuses as written in SQL (the `runs_paused` index has this very term, so queries can use it). */
 const paused = "('awaiting_approval', 'awaiting_tool_results')";
@@ -22,20 +23,85 @@ export interface SqliteRuns {
   readonly pausedOf: (sessionKey: string) => SessionState['paused'];
 }
 
+const openColumns = [
+  'run_id',
+  'session_key',
+  'status',
+  'message_ids',
+  'provider',
+  'model',
+  'started_at',
+  'ended_at',
+  'error_code',
+  'error_message',
+  'input_tokens',
+  'output_tokens',
+  'cost',
+  'text',
+  'parent_run_id',
+  'parent_call_id',
+] as const;
+/** A close's columns: `run_id` first, the ones it sets after it (as column1 … column9 of a VALUES list). */
+const closeColumns = [
+  'run_id',
+  'status',
+  'ended_at',
+  'text',
+  'input_tokens',
+  'output_tokens',
+  'cost',
+  'error_code',
+  'error_message',
+] as const;
+
+type OpenRow = ReturnType<typeof openRunRow>;
+type CloseRow = ReturnType<typeof runCloseRow>;
+/** A run's opening and its close share this key: a close goes in after the opening it was called after. */
+const runKey = (row: { run_id: string }): string => row.run_id;
+
+/** Runs opened, inserted together (a run id already recorded fails its own write alone). */
+function openKind(db: SqliteAccess['db']): RowBatchKind<OpenRow> {
+  const many = statementsByRows(
+    db,
+    (rows) => `INSERT INTO runs (${openColumns.join(', ')}) VALUES ${valueTuples(rows, openColumns.length)}`,
+  );
+  const values = (row: OpenRow) => openColumns.map((column) => row[column]);
+  return {
+    phase: 'insert',
+    key: runKey,
+    writeMany: (rows) => many(rows.length).run(rows.flatMap(values)).changes === rows.length,
+    writeOne: (row) => constraint(`run "${row.run_id}"`, () => many(1).run(values(row)))(),
+  };
+}
+
+/** Runs closed, updated together; a close of a run that is not there fails its own write (`not_found`). */
+function closeKind(db: SqliteAccess['db']): RowBatchKind<CloseRow> {
+  const set = closeColumns
+    .slice(1)
+    .map((column, index) => `${column} = v.column${index + 2}`)
+    .join(', ');
+  const many = statementsByRows(
+    db,
+    (rows) =>
+      `UPDATE runs SET ${set} FROM (VALUES ${valueTuples(rows, closeColumns.length)}) AS v
+       WHERE runs.run_id = v.column1`,
+  );
+  const values = (row: CloseRow) => closeColumns.map((column) => row[column]);
+  return {
+    phase: 'update',
+    key: runKey,
+    writeMany: (rows) => many(rows.length).run(rows.flatMap(values)).changes === rows.length,
+    writeOne: (row) => {
+      if (many(1).run(values(row)).changes === 0) {
+        throw new RuntimeError('not_found', `no run "${row.run_id}" to close`);
+      }
+    },
+  };
+}
+
 function prepareRunStatements(db: SqliteAccess['db']) {
   const prepare = (sql: string) => db.prepare(sql);
   return {
-    openRun: prepare(
-      `INSERT INTO runs (run_id, session_key, status, message_ids, provider, model, started_at, ended_at, error_code,
-         error_message, input_tokens, output_tokens, cost, text, parent_run_id, parent_call_id)
-       VALUES (@run_id, @session_key, @status, @message_ids, @provider, @model, @started_at, @ended_at, @error_code,
-         @error_message, @input_tokens, @output_tokens, @cost, @text, @parent_run_id, @parent_call_id)`,
-    ),
-    closeRun: prepare(
-      `UPDATE runs SET status = @status, ended_at = @ended_at, text = @text, input_tokens = @input_tokens,
-         output_tokens = @output_tokens, cost = @cost, error_code = @error_code, error_message = @error_message
-       WHERE run_id = @run_id`,
-    ),
     getRun: prepare('SELECT * FROM runs WHERE run_id = ?'),
     listRuns: prepare('SELECT * FROM runs WHERE session_key = ? ORDER BY rowid'),
     listOpenRuns: prepare("SELECT * FROM runs WHERE status = 'running' ORDER BY rowid"),
@@ -55,23 +121,16 @@ function prepareRunStatements(db: SqliteAccess['db']) {
 
 /** Create the run store on the SQLite ledger's connection; a corrupt run is skipped (and reported) in lists. */
 export function createSqliteRuns(
-  { db, write, read }: SqliteAccess,
+  { db, write, batched, read }: SqliteAccess,
   corruptRows: CorruptRowLog,
   latestBatch: (runId: string) => ToolCallRecord[],
 ): SqliteRuns {
   const sql = prepareRunStatements(db);
+  const openRuns = batched(openKind(db));
+  const closeRuns = batched(closeKind(db));
   const methods: RunStore = {
-    openRun: (record) =>
-      write(
-        constraint(`run "${record.runId}"`, () => sql.openRun.run(openRunRow(record))),
-        'one',
-      ),
-    closeRun: (runId, close) =>
-      write(() => {
-        if (sql.closeRun.run(runCloseRow(runId, close)).changes === 0) {
-          throw new RuntimeError('not_found', `no run "${runId}" to close`);
-        }
-      }, 'one'),
+    openRun: (record) => openRuns([openRunRow(record)]),
+    closeRun: (runId, close) => closeRuns([runCloseRow(runId, close)]),
     getRun: (runId) =>
       read(() => {
         const row = sql.getRun.get(runId) as RunRow | undefined;

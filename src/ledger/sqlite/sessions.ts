@@ -6,7 +6,7 @@ import { toSessionRecord, type SessionRow } from '../sql/rows.js';
 
 /** Create the session store on the SQLite ledger's connection; a corrupt record is skipped (and reported) in lists. */
 export function createSqliteSessions(
-  { db, write, read }: SqliteAccess,
+  { db, write, readAside }: SqliteAccess,
   corruptRows: CorruptRowLog,
 ): SessionStore {
   const getSession = db.prepare('SELECT * FROM sessions WHERE session_key = ?');
@@ -22,6 +22,8 @@ export function createSqliteSessions(
     `SELECT session_key AS sessionKey, updated_at AS updatedAt FROM sessions
      WHERE @after IS NULL OR session_key > @after ORDER BY session_key LIMIT @limit`,
   );
+  // No row of the sessions table is ever buffered: its reads leave the others' buffered rows buffered.
+  const read = <T>(work: () => T): Promise<T> => readAside(work);
   return {
     getSession: (sessionKey) =>
       read(() => {

@@ -12,6 +12,7 @@ import {
 } from '../contract/transcript-forks.js';
 import type { TranscriptFork, TranscriptStore, TurnRecord } from '../contract/transcript-store.js';
 import { createTurnCache, type TurnCache } from './turn-cache.js';
+import { statementsByRows, valueTuples, type RowBatchKind } from './row-batches.js';
 
 /** SQLite's LIMIT for "no limit". */
 const noLimit = -1;
@@ -37,20 +38,39 @@ function prepareReads(db: SqliteAccess['db'], corruptRows: CorruptRowLog) {
   return { forkOf, own };
 }
 
+const turnColumns = ['session_key', 'run_id', 'idx', 'role', 'content', 'at', 'extra'] as const;
+
+/** Turns appended, inserted together in call order (their ids keep it); the cache learns each as it is buffered. */
+function appendKind(db: SqliteAccess['db'], cache: TurnCache): RowBatchKind<TurnRecord> {
+  const many = statementsByRows(
+    db,
+    (rows) => `INSERT INTO turns (${turnColumns.join(', ')}) VALUES ${valueTuples(rows, turnColumns.length)}`,
+  );
+  const values = (record: TurnRecord) => {
+    const row = turnRow(record);
+    return turnColumns.map((column) => row[column]);
+  };
+  return {
+    phase: 'insert',
+    writeMany: (records) => many(records.length).run(records.flatMap(values)).changes === records.length,
+    writeOne: (record) => many(1).run(values(record)),
+    buffered: (record) => cache.appended(record),
+    // The cache holds a turn the file does not: it learns the session again from the file.
+    failed: () => cache.clear(),
+  };
+}
+
 /**
  * Create the transcript store on the SQLite ledger's connection (its schema is already migrated). A corrupt turn
  * is reported once and fails the read: a run must not go on with a hole in its history.
  */
 export function createSqliteTranscript(
-  { db, write, read, cacheOf }: SqliteAccess,
+  { db, write, batched, read, readAside, cacheOf }: SqliteAccess,
   corruptRows: CorruptRowLog,
 ): TranscriptStore {
   const cache = createTurnCache();
   const current = cacheOf(() => cache.clear());
-  const appendTurn = db.prepare(
-    `INSERT INTO turns (session_key, run_id, idx, role, content, at, extra)
-     VALUES (@session_key, @run_id, @idx, @role, @content, @at, @extra)`,
-  );
+  const appendTurns = batched(appendKind(db, cache));
   const listRunTurns = prepareRunTurns(db);
   const hasTurns = db.prepare('SELECT 1 FROM turns WHERE session_key = ? LIMIT 1');
   const insertFork = db.prepare(
@@ -73,24 +93,17 @@ export function createSqliteTranscript(
     cache.forked(fork);
   };
   return {
-    appendTurns: (records) =>
-      write(
-        () =>
-          records.forEach((record) => {
-            appendTurn.run(turnRow(record));
-            cache.appended(record);
-          }),
-        records.length === 1 ? 'one' : 'many',
-      ),
+    appendTurns: (records) => appendTurns(records),
     listTurns: (sessionKey, options) =>
-      read(() => {
+      readAside((flushRows) => {
         current();
-        return listTurns(sessionKey, options?.last);
+        return listTurns(sessionKey, options?.last, flushRows);
       }),
     listRunTurns: (runId) => read(() => corruptRows.readAll(listRunTurns(runId), toTurnRecord)),
     forkTranscript: (fork) => write(() => addFork(fork), 'many'),
     getFork: (sessionKey) =>
-      read(() => {
+      // session_forks has no buffered rows (a fork is written at once).
+      readAside(() => {
         current();
         const known = cache.fork(sessionKey);
         return known === 'unknown' ? forkOf(sessionKey) : known;
@@ -106,11 +119,13 @@ function cachedListTurns(
   cache: TurnCache,
   forkOf: (sessionKey: string) => TranscriptFork | undefined,
   own: (stretch: OwnTurns, last: number | undefined) => TurnRecord[],
-): (sessionKey: string, last: number | undefined) => TurnRecord[] {
-  return (sessionKey, last) => {
+): (sessionKey: string, last: number | undefined, flushRows: () => void) => TurnRecord[] {
+  return (sessionKey, last, flushRows) => {
     if (last !== undefined && last <= 0) return [];
     const cached = cache.turns(sessionKey, last);
     if (cached !== undefined) return cached;
+    // The file is read: the turns still buffered go in first.
+    flushRows();
     const known = cache.fork(sessionKey);
     const fork = known === 'unknown' ? forkOf(sessionKey) : known;
     const stretches = transcriptStretches(sessionKey, (key) => (key === sessionKey ? fork : forkOf(key)));
