@@ -64,7 +64,7 @@ function registryState(options: Omit<RegistryState, 'sessions' | 'resuming' | 'd
     (key) => sessions.get(key),
     (key) => loadSession(registry, key),
   );
-  const registry: RegistryState = { ...options, sessions, resuming: new Map<string, RunRecord>(), doors };
+  const registry: RegistryState = { ...options, sessions, resuming: new Map<string, CutRuns>(), doors };
   return registry;
 }
 
@@ -97,7 +97,13 @@ export function createSessionRegistry(options: {
     },
     enter: doors.enter,
     openAfter: (ready) => doors.openAfter(ready),
-    resumeOnLoad: (run) => registry.resuming.set(run.sessionKey, run),
+    resumeOnLoad(run) {
+      const cut = registry.resuming.get(run.sessionKey) ?? {};
+      registry.resuming.set(
+        run.sessionKey,
+        run.provider === 'plan' ? { ...cut, plan: run } : { ...cut, agent: run },
+      );
+    },
     persist: (session) => ledger.putSession(recordOf(session, clock.now())),
     hibernate: (key) => hibernate(registry, key),
     stopAll: () => stopAll(registry),
@@ -163,9 +169,18 @@ export interface RegistryState {
   readonly onCorrupt?: ((error: RuntimeError) => void) | undefined;
   readonly sessions: Map<string, LiveSession>;
   /** Runs a crash left `running` that the next hydrate of their session resumes, by session key. */
-  readonly resuming: Map<string, RunRecord>;
+  readonly resuming: Map<string, CutRuns>;
   /** Every way into the sessions, in call order. */
   readonly doors: SessionDoors;
+}
+
+/**
+ * The runs a crash cut in one session: an agent run, and a plan run (a plan can have been handed to the session
+ * while an agent run was active, so both can be open at a crash).
+ */
+export interface CutRuns {
+  readonly agent?: RunRecord;
+  readonly plan?: RunRecord;
 }
 
 /** Hydrate the session from the ledger (or create it) and start its actor. */
@@ -175,13 +190,14 @@ export async function loadSession(registry: RegistryState, key: string): Promise
     const plan = await pausedPlanToRestore(registry.ledger, key, state);
     const live = registry.sessions.get(key);
     if (live !== undefined) return live;
-    const resume = registry.resuming.get(key);
+    const { agent: resume, plan: cut } = registry.resuming.get(key) ?? {};
     registry.resuming.delete(key);
     // A plan run a crash cut holds its session again as running (its messages keep queuing) until it is resumed
-    // and ends: pending messages must not start a run ahead of it, nor beside it.
-    if (resume?.provider === 'plan') {
-      const held = { runId: resume.runId, state: 'running' as const, steps: [] };
-      return startOrRefuse(registry, key, { ...state, plan: held });
+    // and ends: pending messages must not start a run ahead of it, nor beside it. An agent run cut with it resumes
+    // first.
+    if (cut !== undefined) {
+      const held = { runId: cut.runId, state: 'running' as const, steps: [] };
+      return startOrRefuse(registry, key, { ...state, plan: held, resume });
     }
     return startOrRefuse(registry, key, { ...state, plan, resume });
   } catch (error) {

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   createRuntime,
@@ -182,6 +183,56 @@ describe('createRuntime (a plan run resumes after a crash)', () => {
     expect(planEnded).toBeGreaterThanOrEqual(0);
     expect(messageRun).toBeGreaterThan(planEnded);
     expect(stepsOf(await b.chat.runs())[0]).toEqual(['run_1', 'completed']);
+    await b.close();
+  });
+
+  it('resumes an agent run and a plan run a crash cut in the same session, both to their end', async () => {
+    const path = tempDb();
+    await cutInStepB(path, { idempotent: true });
+    // An agent run of the same session open at the crash too (a plan handed to a busy session before its run).
+    const file = createSqliteLedger({ path });
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    await file.appendMessage({
+      sessionKey: 'telegram:1',
+      messageId: 'm9',
+      order: 99,
+      text: 'cut as well',
+      mode: 'followup',
+      status: 'consumed',
+      acceptedAt: 5,
+    });
+    await file.openRun({
+      runId: 'run_cut',
+      sessionKey: 'telegram:1',
+      messageIds: ['m9'],
+      provider: 'scripted',
+      model: 'm',
+      startedAt: 6,
+      status: 'running',
+      usage,
+      text: '',
+    });
+    await file.close();
+    // The plan run was opened after the agent run (recovery meets them in that order).
+    const db = new Database(path);
+    db.prepare("UPDATE runs SET rowid = (SELECT max(rowid) + 1 FROM runs) WHERE run_id = 'run_1'").run();
+    expect(
+      db.prepare("SELECT run_id FROM runs WHERE status = 'running' ORDER BY rowid").pluck().all(),
+    ).toEqual(['run_cut', 'run_1']);
+    db.close();
+    const b = processOn(path, 50_000, {
+      tools: [countingTool('first'), countingTool('second', { idempotent: true })],
+    });
+    await b.clock.advance(10_000);
+    const statuses = new Map(stepsOf(await b.chat.runs()).map(([runId, status]) => [runId, status]));
+    expect(statuses.get('run_1')).toBe('completed');
+    expect(statuses.get('run_cut')).not.toBe('running');
+    expect(
+      b.events
+        .filter((event) => event.type === 'run.resumed')
+        .map((event) => event.runId)
+        .sort(),
+    ).toEqual(['run_1', 'run_cut']);
     await b.close();
   });
 
