@@ -7,19 +7,27 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
+/**
+ * The most sessions one batch reads. Hydrating is all synchronous work chained on promises, which starves the
+ * event loop: 10,000 sessions read in one batch were admitted in one stretch and acknowledged together at its end
+ * (the group commit runs between turns). Batches of this size let each one's admissions commit and acknowledge
+ * before the next batch is read; 512 is the group commit's own batch limit.
+ */
+const maxBatchKeys = 512;
+
 /** Reads a session's state, gathering the reads asked for in one stretch into one `loadSessions` call. */
 export type SessionLoader = (sessionKey: string) => Promise<SessionState>;
 
 /**
  * Create a loader over `ledger`. The keys asked for before the next microtask are read together: when many sessions
  * hydrate at once (a restart, a burst of first messages) the ledger reads each table once for all of them instead of
- * once per session and table. A session whose row is corrupt fails alone (its `ledger_corrupt`); a failure of the
+ * once per session and table; beyond `maxBatchKeys`, the next keys are read in the next event-loop turn. A session whose row is corrupt fails alone (its `ledger_corrupt`); a failure of the
  * whole read fails every session waiting for it. A ledger without `loadSessions` is read one key at a time.
  */
 export function createSessionLoader(ledger: Ledger): SessionLoader {
   if (ledger.loadSessions === undefined) return (sessionKey) => ledger.loadSession(sessionKey);
   const loadSessions = ledger.loadSessions.bind(ledger);
-  let waiting = new Map<string, Waiting[]>();
+  const waiting = new Map<string, Waiting[]>();
   const settle = (loads: readonly SessionLoad[], batch: Map<string, Waiting[]>): void => {
     const byKey = new Map(loads.map((load) => [load.sessionKey, load]));
     for (const [sessionKey, waiters] of batch) {
@@ -37,11 +45,23 @@ export function createSessionLoader(ledger: Ledger): SessionLoader {
   const fail = (batch: Map<string, Waiting[]>, error: unknown): void => {
     for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
   };
+  let scheduled = false;
   const flush = (): void => {
-    const batch = waiting;
-    waiting = new Map();
+    scheduled = false;
+    const batch = new Map<string, Waiting[]>();
+    for (const [key, waiters] of waiting) {
+      if (batch.size === maxBatchKeys) break;
+      batch.set(key, waiters);
+    }
+    const keys = [...batch.keys()];
+    for (const key of keys) waiting.delete(key);
+    // The rest waits for the next event-loop turn: this batch's admissions commit and acknowledge first.
+    if (waiting.size > 0) {
+      scheduled = true;
+      setImmediate(flush);
+    }
     try {
-      loadSessions([...batch.keys()]).then(
+      loadSessions(keys).then(
         (loads) => settle(loads, batch),
         (error: unknown) => fail(batch, error),
       );
@@ -51,7 +71,10 @@ export function createSessionLoader(ledger: Ledger): SessionLoader {
   };
   return (sessionKey) =>
     new Promise<SessionState>((resolve, reject) => {
-      if (waiting.size === 0) queueMicrotask(flush);
+      if (!scheduled) {
+        scheduled = true;
+        queueMicrotask(flush);
+      }
       const waiters = waiting.get(sessionKey);
       if (waiters === undefined) waiting.set(sessionKey, [{ resolve, reject }]);
       else waiters.push({ resolve, reject });

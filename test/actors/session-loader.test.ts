@@ -55,6 +55,16 @@ describe('createSessionLoader', () => {
     expect(batches).toEqual([['a', 'b'], ['c']]);
   });
 
+  it('reads 1,025 sessions asked for at once in batches of 512, 512 and 1', async () => {
+    const { ledger, batches } = countingLedger();
+    const load = createSessionLoader(ledger);
+    const keys = Array.from({ length: 1025 }, (_, index) => `s${index}`);
+    const states = await Promise.all(keys.map((key) => load(key)));
+    expect(states).toHaveLength(1025);
+    expect(batches.map((batch) => batch.length)).toEqual([512, 512, 1]);
+    expect(batches.flat()).toEqual(keys);
+  });
+
   it('fails only the session the ledger answered with an error when one of 3 is corrupt', async () => {
     const corrupt = new RuntimeError('ledger_corrupt', 'sessions row "b": bad', {
       details: { table: 'sessions', row: '"b"', sessionKey: 'b' },
