@@ -12,6 +12,7 @@ import {
 } from './session-context.js';
 import { createActor, type Snapshot } from 'xstate';
 import { pausedPlanToRestore, type HydrateState } from './session-pause.js';
+import { loadSessionState } from './session-loader.js';
 import { dedupeMaxIds, dedupeWindowMs, type SeenMessage } from '../policies/index.js';
 import { createSessionDoors, type SessionDoors } from './session-door.js';
 
@@ -186,7 +187,7 @@ export interface CutRuns {
 /** Hydrate the session from the ledger (or create it) and start its actor. */
 export async function loadSession(registry: RegistryState, key: string): Promise<LiveSession> {
   try {
-    const state = await withWaitingRun(registry.ledger, key, await registry.ledger.loadSession(key));
+    const state = await withWaitingRun(registry.ledger, key, await loadSessionState(registry.ledger, key));
     const plan = await pausedPlanToRestore(registry.ledger, key, state);
     const live = registry.sessions.get(key);
     if (live !== undefined) return live;

@@ -55,6 +55,7 @@ export {
   recentLimit,
   type SessionState,
   type SessionState as LedgerSessionState,
+  type SessionLoad,
   type RecoveryStore,
 } from './contract/recovery-store.js';
 export { createMemoryLedger } from './memory/ledger.js';

@@ -46,4 +46,5 @@ export {
   type ProfileStore,
   type RecoveryStore,
   type LedgerSessionState,
+  type SessionLoad,
 } from '../ledger/index.js';

@@ -21,6 +21,7 @@ import { describeInboxContract } from './ledger-inbox.contract.js';
 import { describePlansContract } from './ledger-plans.contract.js';
 import { describeProfilesContract } from './ledger-profiles.contract.js';
 import { describeRecoveryContract } from './ledger-recovery.contract.js';
+import { describeSessionBatchContract } from './ledger-session-batch.contract.js';
 import { describeRunsContract } from './ledger-runs.contract.js';
 import { describeSessionsContract } from './ledger-sessions.contract.js';
 import { describeToolCallsContract } from './ledger-tool-calls.contract.js';
@@ -125,6 +126,7 @@ export function describeLedgerContract(
     describeDeliveriesContract(current);
     describeProfilesContract(current);
     describeRecoveryContract(current);
+    describeSessionBatchContract(current);
     describeCloseContract(current);
   });
 }

@@ -162,6 +162,46 @@ export function describeCorruptRows(name: string, corrupted: Corrupted): void {
       expect(error.message).toContain(column);
       expect((await ledger.loadSession('chat:good')).record?.sessionKey).toBe('chat:good');
     });
+
+    it.each([
+      [
+        'a pending message of an unknown status',
+        "UPDATE inbox SET status = 'pendng' WHERE session_key = 'chat:bad'",
+      ],
+      [
+        'an override that is not an object',
+        "UPDATE sessions SET override = '[1]' WHERE session_key = 'chat:bad'",
+      ],
+      [
+        'a paused run whose message ids are not JSON',
+        "UPDATE runs SET message_ids = 'oops' WHERE run_id = 'r1'",
+      ],
+    ])('fails only the session with %s among three loaded together', async (_case, damage) => {
+      const { ledger } = await corrupted(
+        async (first) => {
+          await twoSessions(first);
+          await first.openRun({ ...run('chat:bad', 'r1'), status: 'awaiting_approval' });
+          await first.appendMessage(message('chat:other', 'o1', 1));
+        },
+        [damage],
+      );
+      const single = await rejection(ledger.loadSession('chat:bad'));
+      if (ledger.loadSessions === undefined) throw new Error('no loadSessions');
+      const loads = await ledger.loadSessions(['chat:good', 'chat:bad', 'chat:other']);
+      expect(loads.map((load) => [load.sessionKey, 'error' in load ? load.error.code : 'loaded'])).toEqual([
+        ['chat:good', 'loaded'],
+        ['chat:bad', 'ledger_corrupt'],
+        ['chat:other', 'loaded'],
+      ]);
+      const bad = loads[1];
+      expect(bad !== undefined && 'error' in bad ? [bad.error.message, bad.error.details] : []).toEqual([
+        single.message,
+        single.details,
+      ]);
+      const pendingOf = (load: (typeof loads)[number] | undefined) =>
+        load !== undefined && 'state' in load ? load.state.pending.map((record) => record.messageId) : [];
+      expect([pendingOf(loads[0]), pendingOf(loads[2])]).toEqual([['g1'], ['o1']]);
+    });
   });
 
   describe('SqliteLedger lists across sessions (corrupt rows)', () => {

@@ -69,4 +69,40 @@ describe('createMemoryLedger', () => {
     expect(before?.status).toBe('pending');
     expect((await ledger.listMessages('s1'))[0]?.status).toBe('consumed');
   });
+
+  it('gives back a session record exactly as put when its snapshot holds control characters, its key and null text', async () => {
+    const ledger = createMemoryLedger();
+    const snapshot = {
+      status: 'active',
+      value: { idle: 'check' },
+      historyValue: {},
+      context: {
+        sessionKey: 'chat:"1"\n',
+        queue: [{ messageId: 'chat:"1"\n', text: 'null \u0001\u0002 "queue":[] é 😀', mode: 'followup' }],
+        seen: [['m1', 5]],
+        nextOrder: 2,
+        runEndedAt: null,
+      },
+      children: {},
+    };
+    const record = {
+      sessionKey: 'chat:"1"\n',
+      override: { debounceMs: 500, mode: 'collect' },
+      snapshot,
+      epoch: 3,
+      lastSeq: 17,
+      updatedAt: 1234,
+      toolPolicy: { deny: ['null'] },
+    };
+    await ledger.putSession(record);
+    expect(await ledger.getSession(record.sessionKey)).toEqual(record);
+    expect(await ledger.listSessionKeys({ limit: 10 })).toEqual([
+      { sessionKey: record.sessionKey, updatedAt: 1234 },
+    ]);
+    const { toolPolicy: _omitted, ...withoutPolicy } = record;
+    await ledger.putSession({ ...withoutPolicy, snapshot: undefined, override: {} });
+    const stored = await ledger.getSession(record.sessionKey);
+    expect(stored).toEqual({ ...withoutPolicy, snapshot: undefined, override: {} });
+    expect(stored !== undefined && 'toolPolicy' in stored).toBe(false);
+  });
 });

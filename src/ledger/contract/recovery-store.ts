@@ -26,6 +26,11 @@ export interface SessionState {
   readonly paused?: { readonly run: RunRecord; readonly calls: readonly ToolCallRecord[] };
 }
 
+/** What `loadSessions` found for one key: its state, or why that session alone cannot be loaded. */
+export type SessionLoad =
+  | { readonly sessionKey: string; readonly state: SessionState }
+  | { readonly sessionKey: string; readonly error: RuntimeError };
+
 /** How many recent message ids `loadSession` returns. */
 export const recentLimit = 1000;
 
@@ -36,6 +41,14 @@ export const recentLimit = 1000;
 export interface RecoveryStore {
   /** Everything hydration needs about one session (see SessionState). */
   loadSession(sessionKey: string): Promise<SessionState>;
+  /**
+   * What `loadSession` gives for each key, read for all of them at once (one read per table, not one per table and
+   * session: what hydrating many sessions together costs), in the order of `sessionKeys`. A session that cannot be
+   * loaded because a row of it is corrupt gets its `ledger_corrupt` in its own entry and the others load; any other
+   * failure (a closed ledger, the file) rejects the whole call. Optional: a ledger without it is read with
+   * `loadSession` per key.
+   */
+  loadSessions?(sessionKeys: readonly string[]): Promise<SessionLoad[]>;
   /** Keys of the sessions that have messages still to run (what a restart must resume). */
   listSessionsWithPending(): Promise<string[]>;
   /** The assistant text a run streamed so far, from its recorded deltas (the partial output of a crash). */

@@ -23,21 +23,25 @@ export function createMemoryRecovery(perform: Perform, sources: MemoryRecoverySo
   const toRunOf = (sessionKey: string, records: readonly InboxRecord[]): InboxRecord[] =>
     stillToRun(records, () => admittedMessageIds(transcript.turnsOf(sessionKey)));
 
+  const stateOf = (sessionKey: string): SessionState => {
+    const records = inbox.recordsOf(sessionKey);
+    const paused = runs.pausedOf(sessionKey);
+    return {
+      record: sessions.recordOf(sessionKey),
+      lastSeq: events.lastSeqOf(sessionKey),
+      // The inbox is kept in order, so its last record holds the highest order.
+      lastOrder: records.at(-1)?.order ?? 0,
+      pending: toRunOf(sessionKey, records),
+      recent: records.slice(-recentLimit).map((record) => [record.messageId, record.acceptedAt] as const),
+      ...(paused === undefined ? {} : { paused }),
+    };
+  };
+
   return {
-    loadSession: (sessionKey) =>
-      perform((): SessionState => {
-        const records = inbox.recordsOf(sessionKey);
-        const paused = runs.pausedOf(sessionKey);
-        return {
-          record: sessions.recordOf(sessionKey),
-          lastSeq: events.lastSeqOf(sessionKey),
-          // The inbox is kept in order, so its last record holds the highest order.
-          lastOrder: records.at(-1)?.order ?? 0,
-          pending: toRunOf(sessionKey, records),
-          recent: records.slice(-recentLimit).map((record) => [record.messageId, record.acceptedAt] as const),
-          ...(paused === undefined ? {} : { paused }),
-        };
-      }),
+    loadSession: (sessionKey) => perform(() => stateOf(sessionKey)),
+    // Nothing to gather in memory: each key is read as `loadSession` reads it, all in one call.
+    loadSessions: (sessionKeys) =>
+      perform(() => sessionKeys.map((sessionKey) => ({ sessionKey, state: stateOf(sessionKey) }))),
 
     listSessionsWithPending: () =>
       perform(() => {

@@ -1,16 +1,6 @@
 import type { Perform } from './perform.js';
 import type { SessionRecord, SessionStore } from '../contract/session-store.js';
-
-/** A session as stored: the snapshot kept as JSON text, like SQLite does, so idle sessions stay small. */
-interface StoredSession {
-  readonly sessionKey: string;
-  readonly override: Readonly<Record<string, unknown>>;
-  readonly snapshotJson: string | undefined;
-  readonly epoch: number;
-  readonly lastSeq: number;
-  readonly updatedAt: number;
-  readonly toolPolicyJson: string | undefined;
-}
+import { compactSession, expandSession, updatedAtOf } from './compact-session.js';
 
 /** The session store of the memory ledger, and what its recovery reads of it. */
 export interface MemorySessions {
@@ -19,38 +9,12 @@ export interface MemorySessions {
   recordOf(sessionKey: string): SessionRecord | undefined;
 }
 
-function toStored(record: SessionRecord): StoredSession {
-  return {
-    sessionKey: record.sessionKey,
-    override: structuredClone(record.override),
-    snapshotJson: record.snapshot === undefined ? undefined : JSON.stringify(record.snapshot),
-    epoch: record.epoch,
-    lastSeq: record.lastSeq,
-    updatedAt: record.updatedAt,
-    toolPolicyJson: record.toolPolicy === undefined ? undefined : JSON.stringify(record.toolPolicy),
-  };
-}
-
-function toSessionRecord(stored: StoredSession): SessionRecord {
-  return {
-    sessionKey: stored.sessionKey,
-    override: stored.override,
-    snapshot: stored.snapshotJson === undefined ? undefined : (JSON.parse(stored.snapshotJson) as unknown),
-    epoch: stored.epoch,
-    lastSeq: stored.lastSeq,
-    updatedAt: stored.updatedAt,
-    ...(stored.toolPolicyJson === undefined
-      ? {}
-      : { toolPolicy: JSON.parse(stored.toolPolicyJson) as unknown }),
-  };
-}
-
-/** Keep sessions' records in memory, one per key. */
+/** Keep sessions' records in memory, one per key, each as one compact string (`compactSession`). */
 export function createMemorySessions(perform: Perform): MemorySessions {
-  const sessions = new Map<string, StoredSession>();
+  const sessions = new Map<string, string>();
   const recordOf = (sessionKey: string): SessionRecord | undefined => {
     const stored = sessions.get(sessionKey);
-    return stored && toSessionRecord(stored);
+    return stored === undefined ? undefined : expandSession(sessionKey, stored);
   };
   return {
     recordOf,
@@ -58,16 +22,19 @@ export function createMemorySessions(perform: Perform): MemorySessions {
       getSession: (sessionKey) => perform(() => recordOf(sessionKey)),
       putSession: (record) =>
         perform(() => {
-          sessions.set(record.sessionKey, toStored(record));
+          sessions.set(record.sessionKey, compactSession(record));
         }),
-      listSessions: () => perform(() => [...sessions.values()].map(toSessionRecord)),
+      listSessions: () => perform(() => [...sessions].map(([key, stored]) => expandSession(key, stored))),
       listSessionKeys: ({ after, limit }) =>
         perform(() =>
           [...sessions.keys()]
             .filter((key) => after === undefined || key > after)
             .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
             .slice(0, limit)
-            .map((sessionKey) => ({ sessionKey, updatedAt: sessions.get(sessionKey)?.updatedAt ?? 0 })),
+            .map((sessionKey) => {
+              const stored = sessions.get(sessionKey);
+              return { sessionKey, updatedAt: stored === undefined ? 0 : updatedAtOf(stored) };
+            }),
         ),
     },
   };

@@ -13,6 +13,7 @@ import { createPostgresProfiles } from './profiles.js';
 import { createPostgresRecovery } from './recovery.js';
 import { createPostgresRuns } from './runs.js';
 import { createPostgresSessions } from './sessions.js';
+import { createPostgresSessionBatch } from './session-batch.js';
 import { createPostgresToolCalls } from './tool-calls.js';
 import { createPostgresTranscript } from './transcript.js';
 import { createCorruptRowLog, type CorruptRowLog } from '../sql/corrupt-rows.js';
@@ -70,6 +71,7 @@ function createStores(
     ...createPostgresDeliveries(access),
     ...createPostgresProfiles(access, corruptRows),
     ...createPostgresRecovery(access, { corruptRows, pausedOf: runs.pausedOf }),
+    ...createPostgresSessionBatch(access, toolCalls.latestBatch),
   };
 }
 

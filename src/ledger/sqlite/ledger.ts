@@ -11,6 +11,7 @@ import { createSqliteProfiles } from './profiles.js';
 import { createSqliteRecovery } from './recovery.js';
 import { createSqliteRuns } from './runs.js';
 import { createSqliteSessions } from './sessions.js';
+import { createSqliteSessionBatch } from './session-batch.js';
 import { createSqliteToolCalls } from './tool-calls.js';
 import { createSqliteTranscript } from './transcript.js';
 
@@ -46,6 +47,7 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     ...createSqliteDeliveries(connection),
     ...createSqliteProfiles(connection, corruptRows),
     ...createSqliteRecovery(connection, { corruptRows, pausedOf: runs.pausedOf }),
+    ...createSqliteSessionBatch(connection, toolCalls.latestBatch),
     close: () => connection.close(),
   };
 }
