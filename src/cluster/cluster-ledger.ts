@@ -54,7 +54,8 @@ function createRunIndex(ledger: PostgresLedger) {
   /** The run's session, read from the ledger when this worker has not seen the run yet. */
   const sessionOf = (runId: string): string | Promise<string | undefined> =>
     runSessions.get(runId) ?? ledger.getRun(runId).then((run) => learn(run)?.sessionKey);
-  const reads: Pick<Ledger, 'getRun' | 'listRuns' | 'listOpenRuns' | 'listPausedRuns' | 'loadSession'> = {
+  type Reads = 'getRun' | 'listRuns' | 'listOpenRuns' | 'listPausedRuns' | 'loadSession' | 'loadSessions';
+  const reads: Pick<Ledger, Reads> = {
     getRun: (runId) => ledger.getRun(runId).then(learn),
     listRuns: (sessionKey) => ledger.listRuns(sessionKey).then(learnAll),
     listOpenRuns: () => ledger.listOpenRuns().then(learnAll),
@@ -64,8 +65,24 @@ function createRunIndex(ledger: PostgresLedger) {
         learn(state.paused?.run);
         return state;
       }),
+    // A batch of hydrations learns the paused runs it read too (a later write to one needs no getRun).
+    ...(ledger.loadSessions === undefined
+      ? {}
+      : { loadSessions: learnLoads((keys) => ledger.loadSessions?.(keys) ?? Promise.resolve([]), learn) }),
   };
   return { learn, sessionOf, reads };
+}
+
+/** `loadSessions`, learning the session of each paused run it read. */
+function learnLoads(
+  loadSessions: NonNullable<Ledger['loadSessions']>,
+  learn: (run: RunRecord | undefined) => unknown,
+): NonNullable<Ledger['loadSessions']> {
+  return (sessionKeys) =>
+    loadSessions(sessionKeys).then((loads) => {
+      for (const load of loads) if ('state' in load) learn(load.state.paused?.run);
+      return loads;
+    });
 }
 
 /** The writes of a session, each on that session's view (`withRun`: the view of the run's session). */
