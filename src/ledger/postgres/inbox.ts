@@ -3,30 +3,12 @@ import type { PostgresAccess } from './access.js';
 import { RuntimeError } from '../../core/index.js';
 import { gatherRows, type RowStatement } from './queue.js';
 import { valuesOf } from './rows.js';
-import { inboxRow } from '../sql/params.js';
+import { inboxColumns, inboxRow } from '../sql/params.js';
 import { toInboxRecord, type InboxRow } from '../sql/rows.js';
-
-const columns = [
-  'session_key',
-  'ord',
-  'message_id',
-  'text',
-  'mode',
-  'status',
-  'accepted_at',
-  'sender_id',
-  'sender_name',
-  'sender_role',
-  'channel',
-  'thread',
-  'run_id',
-  'summary',
-  'parts',
-] as const;
 
 /** Inbox rows, gathered from every append of a transaction into one statement (see `gatherRows`). */
 const insertInboxSql: RowStatement = {
-  sql: `INSERT INTO inbox (${columns.join(', ')}) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
+  sql: `INSERT INTO inbox (${inboxColumns.join(', ')}) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[],
     $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
     $13::text[], $14::text[], $15::text[])`,
   table: 'inbox',
@@ -62,7 +44,7 @@ export function createPostgresInbox({ write, read }: PostgresAccess): InboxStore
   return {
     appendMessage: (record) =>
       write(async (query) => {
-        const row = valuesOf(inboxRow(record), columns);
+        const row = valuesOf(inboxRow(record), inboxColumns);
         await gatherRows(
           query,
           insertInboxSql,

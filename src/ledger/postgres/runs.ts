@@ -7,7 +7,7 @@ import { gatherRows, type RowStatement } from './queue.js';
 import { valuesOf } from './rows.js';
 import type { SessionState } from '../contract/recovery-store.js';
 import type { RunStore } from '../contract/run-store.js';
-import { openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
+import { openRunColumns, openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
 import { toRunRecord, type RunRow } from '../sql/rows.js';
 import type { ToolCallRecord } from '../contract/tool-call-store.js';
 
@@ -18,28 +18,9 @@ const open = "('running', 'awaiting_approval', 'awaiting_tool_results')";
 /** The statuses `setRunStatus` moves a run between. */
 const openStatuses = new Set<string>(openRunStatuses);
 
-const columns = [
-  'run_id',
-  'session_key',
-  'status',
-  'message_ids',
-  'provider',
-  'model',
-  'started_at',
-  'ended_at',
-  'error_code',
-  'error_message',
-  'input_tokens',
-  'output_tokens',
-  'cost',
-  'text',
-  'parent_run_id',
-  'parent_call_id',
-] as const;
-
 /** Run rows, gathered from every open of a transaction into one statement (see `gatherRows`). */
 const insertRunsSql: RowStatement = {
-  sql: `INSERT INTO runs (${columns.join(', ')}) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
+  sql: `INSERT INTO runs (${openRunColumns.join(', ')}) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
     $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::bigint[],
     $13::float8[], $14::text[], $15::text[], $16::text[])`,
   table: 'runs',
@@ -83,7 +64,7 @@ const setStatusSql = `UPDATE runs SET status = $2, text = coalesce($3, text),
     input_tokens = coalesce($4, input_tokens), output_tokens = coalesce($5, output_tokens), cost = coalesce($6, cost)
   WHERE run_id = $1 AND status IN ${open}`;
 
-/** One row's values as the columns of a gathered statement. */
+/** One row's values as the openRunColumns of a gathered statement. */
 const asRow = (values: readonly unknown[]): unknown[][] => values.map((value) => [value]);
 
 /** The run store of the Postgres ledger, and what its recovery reads of it. */
@@ -103,7 +84,7 @@ export function createPostgresRuns(
     read(async (query) => (await query<RunRow>(sql, values)).rows);
   const methods: RunStore = {
     openRun: (record) =>
-      write((query) => gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), columns)))),
+      write((query) => gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), openRunColumns)))),
     closeRun: (runId, close) =>
       write((query) =>
         gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), closeColumns)), [runId]),

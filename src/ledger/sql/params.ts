@@ -39,6 +39,45 @@ export function inboxRow(record: InboxRecord) {
   };
 }
 
+/** The inbox table's columns, in the order of `inboxRow`'s keys (multi-row inserts list them once). */
+export const inboxColumns = [
+  'session_key',
+  'ord',
+  'message_id',
+  'text',
+  'mode',
+  'status',
+  'accepted_at',
+  'sender_id',
+  'sender_name',
+  'sender_role',
+  'channel',
+  'thread',
+  'run_id',
+  'summary',
+  'parts',
+] as const satisfies readonly (keyof ReturnType<typeof inboxRow>)[];
+
+/** The runs table's columns an open writes, in the order of `openRunRow`'s keys. */
+export const openRunColumns = [
+  'run_id',
+  'session_key',
+  'status',
+  'message_ids',
+  'provider',
+  'model',
+  'started_at',
+  'ended_at',
+  'error_code',
+  'error_message',
+  'input_tokens',
+  'output_tokens',
+  'cost',
+  'text',
+  'parent_run_id',
+  'parent_call_id',
+] as const satisfies readonly (keyof ReturnType<typeof openRunRow>)[];
+
 export function openRunRow(record: RunRecord) {
   return {
     run_id: record.runId,

@@ -1,26 +1,8 @@
 import type { InboxStore } from '../contract/inbox-store.js';
 import type { SqliteAccess } from './access.js';
-import { inboxRow } from '../sql/params.js';
+import { inboxColumns, inboxRow } from '../sql/params.js';
 import { constraint, toInboxRecord, type InboxRow } from '../sql/rows.js';
 import { statementsByRows, valueTuples, type RowBatchKind } from './row-batches.js';
-
-const columns = [
-  'session_key',
-  'ord',
-  'message_id',
-  'text',
-  'mode',
-  'status',
-  'accepted_at',
-  'sender_id',
-  'sender_name',
-  'sender_role',
-  'channel',
-  'thread',
-  'run_id',
-  'summary',
-  'parts',
-] as const;
 
 type Row = ReturnType<typeof inboxRow>;
 
@@ -41,10 +23,11 @@ const messageKey = (row: { session_key: string; message_id: string }): string =>
 function insertKind(db: SqliteAccess['db']): RowBatchKind<Row> {
   const many = statementsByRows(
     db,
-    (rows) => `INSERT INTO inbox (${columns.join(', ')}) VALUES ${valueTuples(rows, columns.length)}`,
+    (rows) =>
+      `INSERT INTO inbox (${inboxColumns.join(', ')}) VALUES ${valueTuples(rows, inboxColumns.length)}`,
   );
   const one = many(1);
-  const values = (row: Row) => columns.map((column) => row[column]);
+  const values = (row: Row) => inboxColumns.map((column) => row[column]);
   return {
     phase: 'insert',
     key: messageKey,

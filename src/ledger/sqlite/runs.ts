@@ -4,7 +4,7 @@ import type { SessionState } from '../contract/recovery-store.js';
 import type { RunStore } from '../contract/run-store.js';
 import type { SqliteAccess } from './access.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
-import { openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
+import { openRunColumns, openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
 import { constraint, toRunRecord, type RunRow } from '../sql/rows.js';
 import type { ToolCallRecord } from '../contract/tool-call-store.js';
 import { statementsByRows, valueTuples, type RowBatchKind } from './row-batches.js';
@@ -23,24 +23,6 @@ export interface SqliteRuns {
   readonly pausedOf: (sessionKey: string) => SessionState['paused'];
 }
 
-const openColumns = [
-  'run_id',
-  'session_key',
-  'status',
-  'message_ids',
-  'provider',
-  'model',
-  'started_at',
-  'ended_at',
-  'error_code',
-  'error_message',
-  'input_tokens',
-  'output_tokens',
-  'cost',
-  'text',
-  'parent_run_id',
-  'parent_call_id',
-] as const;
 /** A close's columns: `run_id` first, the ones it sets after it (as column1 … column9 of a VALUES list). */
 const closeColumns = [
   'run_id',
@@ -63,9 +45,10 @@ const runKey = (row: { run_id: string }): string => row.run_id;
 function openKind(db: SqliteAccess['db']): RowBatchKind<OpenRow> {
   const many = statementsByRows(
     db,
-    (rows) => `INSERT INTO runs (${openColumns.join(', ')}) VALUES ${valueTuples(rows, openColumns.length)}`,
+    (rows) =>
+      `INSERT INTO runs (${openRunColumns.join(', ')}) VALUES ${valueTuples(rows, openRunColumns.length)}`,
   );
-  const values = (row: OpenRow) => openColumns.map((column) => row[column]);
+  const values = (row: OpenRow) => openRunColumns.map((column) => row[column]);
   return {
     phase: 'insert',
     key: runKey,
