@@ -152,6 +152,40 @@ describe('session.executePlan as a run of the session machine', () => {
     await h.close();
   });
 
+  it('waits behind an agent run that still waits for the global lane, and never runs beside it', async () => {
+    const holder: { clock?: FakeClock } = {};
+    const kit = tools(holder);
+    const h = createHarness(
+      [{ toolCalls: [call('w1', 'wait', { ms: 1_000 })] }, { text: 'other done' }, { text: 'mine done' }],
+      { tools: kit.tools, globalLane: { concurrency: 1 } },
+    );
+    holder.clock = h.clock;
+    // Another session holds the only global slot for 1,000 ms.
+    await h.runtime.session('web:other').send('wait a second', now);
+    await h.clock.advance(0);
+    const chat = h.runtime.session('web:1');
+    expect(await chat.send({ text: 'mine', id: 'm1' }, { mode: 'steer' })).toMatchObject({
+      disposition: 'started',
+    });
+    const planning = chat.executePlan({ steps: [{ id: 'hat', tool: 'reserve', args: { item: 'hat' } }] });
+    await h.clock.advance(500);
+    expect(kit.log).toEqual(['wait 1000 started']);
+    await h.clock.advance(500);
+    expect(await planning).toMatchObject({ status: 'completed' });
+    const web1 = h.events.filter(
+      (event) => event.sessionKey === 'web:1' && /^run\.(started|ended)$/.test(event.type),
+    );
+    const [first, second] = [web1[0]?.runId, web1[2]?.runId];
+    expect(web1.map((event) => [event.type, event.runId])).toEqual([
+      ['run.started', first],
+      ['run.ended', first],
+      ['run.started', second],
+      ['run.ended', second],
+    ]);
+    expect(first).not.toBe(second);
+    await h.close();
+  });
+
   it('is aborted through the session machine by abort(): the step in flight gets the signal', async () => {
     const { h, chat, kit } = await afterReservation([]);
     const planning = chat.executePlan({ steps: [{ id: 'long', tool: 'wait', args: { ms: 60_000 } }] });
