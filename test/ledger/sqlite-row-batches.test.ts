@@ -1,44 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempLedgerPath } from '../support/temp-ledger.js';
+import { statementsDuring as sqlStatementsDuring } from '../support/sqlite-statements.js';
 import { isRuntimeError } from 'agentlanes';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { rowsPerStatement } from '../../src/ledger/sqlite/row-batches.js';
 import { message, run, turn } from '../contracts/ledger-fixtures.contract.js';
 
-const dirs: string[] = [];
-function tempPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-row-batches-'));
-  dirs.push(dir);
-  return join(dir, 'ledger.db');
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+/** A fresh ledger file, removed after the test. */
+const tempPath = (): string => tempLedgerPath('row-batches');
 
-/** The SQL of every statement better-sqlite3 runs while `work` runs (prepared statements' run / get / all). */
+/** The statements run while `work` runs, each as its first 20 characters (whitespace collapsed). */
 async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const probe = new Database(':memory:');
-  const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, unknown>;
-  probe.close();
-  const seen: string[] = [];
-  const originals = new Map<string, unknown>();
-  for (const method of ['run', 'get', 'all']) {
-    const original = prototype[method] as (...args: unknown[]) => unknown;
-    originals.set(method, original);
-    prototype[method] = function (this: { source: string }, ...args: unknown[]) {
-      seen.push(this.source.replace(/\s+/g, ' ').slice(0, 20));
-      return original.apply(this, args);
-    };
-  }
-  try {
-    await work();
-  } finally {
-    for (const [method, original] of originals) prototype[method] = original;
-  }
-  return seen;
+  const seen = await sqlStatementsDuring(work);
+  return seen.map((sql) => sql.replace(/\s+/g, ' ').slice(0, 20));
 }
 
 /** The raw rows of a closed ledger file. */

@@ -1,43 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempLedgerPath } from '../support/temp-ledger.js';
+import { statementsDuring } from '../support/sqlite-statements.js';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { turn } from '../contracts/ledger-fixtures.contract.js';
 
-const dirs: string[] = [];
-function tempPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-turn-cache-'));
-  dirs.push(dir);
-  return join(dir, 'ledger.db');
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** The SQL of every statement better-sqlite3 runs while `work` runs (prepared statements' run / get / all). */
-async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const probe = new Database(':memory:');
-  const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, unknown>;
-  probe.close();
-  const seen: string[] = [];
-  const originals = new Map<string, unknown>();
-  for (const method of ['run', 'get', 'all']) {
-    const original = prototype[method] as (...args: unknown[]) => unknown;
-    originals.set(method, original);
-    prototype[method] = function (this: { source: string }, ...args: unknown[]) {
-      seen.push(this.source);
-      return original.apply(this, args);
-    };
-  }
-  try {
-    await work();
-  } finally {
-    for (const [method, original] of originals) prototype[method] = original;
-  }
-  return seen;
-}
+/** A fresh ledger file, removed after the test. */
+const tempPath = (): string => tempLedgerPath('turn-cache');
 
 describe('the SQLite ledger turn cache', () => {
   it("answers a session's latest turns and its fork from memory once they were read", async () => {

@@ -7,7 +7,7 @@ import { gatherRows, type RowStatement } from './queue.js';
 import { valuesOf } from './rows.js';
 import type { SessionState } from '../contract/recovery-store.js';
 import type { RunStore } from '../contract/run-store.js';
-import { openRunColumns, openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
+import { openRunColumns, openRunRow, runCloseColumns, runCloseRow, runStatusRow } from '../sql/params.js';
 import { toRunRecord, type RunRow } from '../sql/rows.js';
 import type { ToolCallRecord } from '../contract/tool-call-store.js';
 
@@ -33,23 +33,12 @@ const insertRunsSql: RowStatement = {
       : error,
 };
 
-const closeColumns = [
-  'run_id',
-  'status',
-  'ended_at',
-  'text',
-  'input_tokens',
-  'output_tokens',
-  'cost',
-  'error_code',
-  'error_message',
-] as const;
 /** Run closes, gathered from every close of a transaction into one statement; a run not found fails its close. */
 const closeRunsSql: RowStatement = {
   sql: `UPDATE runs SET status = c.status, ended_at = c.ended_at, text = c.text, input_tokens = c.input_tokens,
       output_tokens = c.output_tokens, cost = c.cost, error_code = c.error_code, error_message = c.error_message
     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::float8[],
-      $8::text[], $9::text[]) AS c(${closeColumns.join(', ')})
+      $8::text[], $9::text[]) AS c(${runCloseColumns.join(', ')})
     WHERE runs.run_id = c.run_id RETURNING runs.run_id`,
   table: 'runs',
   verify: (result, rows) => {
@@ -87,7 +76,7 @@ export function createPostgresRuns(
       write((query) => gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), openRunColumns)))),
     closeRun: (runId, close) =>
       write((query) =>
-        gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), closeColumns)), [runId]),
+        gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), runCloseColumns)), [runId]),
       ),
     getRun: async (runId) => {
       const [row] = await list('SELECT * FROM runs WHERE run_id = $1', [runId]);

@@ -99,6 +99,19 @@ export function openRunRow(record: RunRecord) {
   };
 }
 
+/** A close's columns: `run_id` first, then the ones it sets, in the order of `runCloseRow`'s keys. */
+export const runCloseColumns = [
+  'run_id',
+  'status',
+  'ended_at',
+  'text',
+  'input_tokens',
+  'output_tokens',
+  'cost',
+  'error_code',
+  'error_message',
+] as const satisfies readonly (keyof ReturnType<typeof runCloseRow>)[];
+
 export function runCloseRow(runId: string, close: RunClose) {
   return {
     run_id: runId,

@@ -4,7 +4,7 @@ import type { SessionState } from '../contract/recovery-store.js';
 import type { RunStore } from '../contract/run-store.js';
 import type { SqliteAccess } from './access.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
-import { openRunColumns, openRunRow, runCloseRow, runStatusRow } from '../sql/params.js';
+import { openRunColumns, openRunRow, runCloseColumns, runCloseRow, runStatusRow } from '../sql/params.js';
 import { constraint, toRunRecord, type RunRow } from '../sql/rows.js';
 import type { ToolCallRecord } from '../contract/tool-call-store.js';
 import { statementsByRows, valueTuples, type RowBatchKind } from './row-batches.js';
@@ -22,19 +22,6 @@ export interface SqliteRuns {
   /** The session's paused run (the latest started) with its latest batch (synchronous: run inside a read). */
   readonly pausedOf: (sessionKey: string) => SessionState['paused'];
 }
-
-/** A close's columns: `run_id` first, the ones it sets after it (as column1 … column9 of a VALUES list). */
-const closeColumns = [
-  'run_id',
-  'status',
-  'ended_at',
-  'text',
-  'input_tokens',
-  'output_tokens',
-  'cost',
-  'error_code',
-  'error_message',
-] as const;
 
 type OpenRow = ReturnType<typeof openRunRow>;
 type CloseRow = ReturnType<typeof runCloseRow>;
@@ -59,17 +46,17 @@ function openKind(db: SqliteAccess['db']): RowBatchKind<OpenRow> {
 
 /** Runs closed, updated together; a close of a run that is not there fails its own write (`not_found`). */
 function closeKind(db: SqliteAccess['db']): RowBatchKind<CloseRow> {
-  const set = closeColumns
+  const set = runCloseColumns
     .slice(1)
     .map((column, index) => `${column} = v.column${index + 2}`)
     .join(', ');
   const many = statementsByRows(
     db,
     (rows) =>
-      `UPDATE runs SET ${set} FROM (VALUES ${valueTuples(rows, closeColumns.length)}) AS v
+      `UPDATE runs SET ${set} FROM (VALUES ${valueTuples(rows, runCloseColumns.length)}) AS v
        WHERE runs.run_id = v.column1`,
   );
-  const values = (row: CloseRow) => closeColumns.map((column) => row[column]);
+  const values = (row: CloseRow) => runCloseColumns.map((column) => row[column]);
   return {
     phase: 'update',
     key: runKey,
