@@ -220,4 +220,26 @@ describe('checkTools', () => {
       `${key}: refund r1/c1 executed without an approval`,
     ]);
   });
+
+  it('takes a recorded approval for a call that ran before a crash and was rejected when it came back in doubt', async () => {
+    const runs = new Map([['r1', run('r1', [])]]);
+    const refund: SideRecord = { ...side('c1'), tool: 'refund' };
+    const approved = event('approval.resolved', 'r1', {
+      toolCallId: 'c1',
+      tool: 'refund',
+      decision: 'approve',
+    });
+    const rejected = event('approval.resolved', 'r1', {
+      toolCallId: 'c1',
+      tool: 'refund',
+      decision: 'reject',
+    });
+    expect(await checkTools(createMemoryLedger(), [refund], runs, [approved, rejected])).toEqual([]);
+    // A rejection alone (or an approval of another call) is no approval.
+    const other = event('approval.resolved', 'r1', { toolCallId: 'c2', tool: 'refund', decision: 'approve' });
+    const found = await checkTools(createMemoryLedger(), [refund], runs, [rejected, other]);
+    expect(found.map((violation) => violation.text)).toEqual([
+      `${key}: refund r1/c1 executed without an approval`,
+    ]);
+  });
 });

@@ -50,14 +50,24 @@ function checkSucceeded(events: readonly RuntimeEvent[], executed: ReadonlySet<s
 }
 
 /**
- * A high-risk call executed only with the operator's approval: a chat call's recorded decision is `approve`, a plan
- * step is in the plan's approved steps. Every executed call belongs to a recorded run.
+ * A high-risk call executed only with the operator's approval: a chat call's recorded decision is `approve`, or the
+ * runtime recorded an approval of it (`approval.resolved`: a call approved and run before a crash comes back in
+ * doubt, and the operator's rejection of running it again becomes its recorded decision); a plan step is in the
+ * plan's approved steps. Every executed call belongs to a recorded run.
  */
 async function checkApproved(
   ledger: Ledger,
   records: readonly SideRecord[],
   runs: ReadonlyMap<string, RunRecord>,
+  events: readonly RuntimeEvent[],
 ): Promise<Violation[]> {
+  const approvals = new Set(
+    events.flatMap((event) =>
+      event.type === 'approval.resolved' && event.decision === 'approve'
+        ? [keyOf(event.runId ?? '', event.toolCallId)]
+        : [],
+    ),
+  );
   const violations: Violation[] = [];
   for (const record of records) {
     if (record.kind !== 'executed') continue;
@@ -74,7 +84,8 @@ async function checkApproved(
     } else {
       const calls = await ledger.listToolCalls(record.runId);
       const call = calls.find((candidate) => candidate.toolCallId === record.toolCallId);
-      approved = call?.decision?.decision === 'approve';
+      approved =
+        call?.decision?.decision === 'approve' || approvals.has(keyOf(record.runId, record.toolCallId));
     }
     if (!approved) violations.push({ kind: 'other', text: `${where} executed without an approval` });
   }
@@ -96,7 +107,7 @@ export async function checkTools(
   return [
     ...checkOnce(records),
     ...checkSucceeded(events, executed),
-    ...(await checkApproved(ledger, records, runs)),
+    ...(await checkApproved(ledger, records, runs, events)),
     ...(await checkCompletedPlans(ledger, records, runs)),
   ];
 }
