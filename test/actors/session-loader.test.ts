@@ -2,25 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createSessionLoader } from '../../src/actors/session-loader.js';
 import { RuntimeError, isRuntimeError } from '../../src/core/errors.js';
 import { createMemoryLedger, type Ledger, type SessionLoad } from '../../src/ledger/index.js';
+import { countingLoads } from '../support/counting-loads.js';
 
 /** A memory ledger whose batch and single reads are counted (the keys of each batch, in order). */
 function countingLedger(overrides: Partial<Ledger> = {}) {
   const inner = createMemoryLedger();
-  const batches: string[][] = [];
-  const singles: string[] = [];
-  const ledger: Ledger = {
-    ...inner,
-    loadSessions: (keys) => {
-      batches.push([...keys]);
-      return inner.loadSessions?.(keys) ?? Promise.resolve([]);
-    },
-    loadSession: (key) => {
-      singles.push(key);
-      return inner.loadSession(key);
-    },
-    ...overrides,
-  };
-  return { inner, ledger, batches, singles };
+  return { inner, ...countingLoads(inner, overrides) };
 }
 
 const pendingOf = async (promise: Promise<{ pending: readonly { messageId: string }[] }>) =>

@@ -1,15 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDeferred, type Deferred } from '../../src/core/deferred.js';
-import { fakeClock, type FakeClock } from '../../src/core/fake-clock.js';
+import type { FakeClock } from '../../src/core/fake-clock.js';
 import type { Clock } from '../../src/core/clock.js';
-import {
-  openClusterDatabase,
-  type ClusterDatabase,
-  type ClusterQuery,
-} from '../../src/cluster/cluster-db.js';
-import { openDoorbell, type Doorbell } from '../../src/cluster/doorbell.js';
+import type { ClusterDatabase, ClusterQuery } from '../../src/cluster/cluster-db.js';
+import type { Doorbell } from '../../src/cluster/doorbell.js';
 import { forwardRequest, serveRequests, type RequestDeps } from '../../src/cluster/requests.js';
-import { freshPostgresLedger, freshSchema, postgresUrl } from '../support/postgres.js';
+import { openTestCluster } from './cluster-database.js';
 
 const fallbackMs = 3_000;
 const owner = 'worker_owner';
@@ -35,13 +31,6 @@ function counted(database: ClusterDatabase) {
       return deferred.promise;
     },
   };
-}
-
-/** Resolves once the doorbell listens (it wakes every listener when its LISTEN is in place). */
-function listening(doorbell: Doorbell): Promise<void> {
-  const heard = createDeferred<void>();
-  const off = doorbell.on('probe', () => heard.resolve());
-  return heard.promise.finally(off);
 }
 
 /** A clock that tells when a timer of `ms` was armed. */
@@ -72,16 +61,7 @@ describe('forwardRequest', () => {
   let doorbell: Doorbell;
   let clock: FakeClock;
   beforeEach(async () => {
-    const schema = freshSchema();
-    const ledger = freshPostgresLedger({ schema });
-    await ledger.ready();
-    await ledger.close();
-    database = await openClusterDatabase({ connectionString: postgresUrl, schema });
-    clock = fakeClock({ now: 0 });
-    doorbell = openDoorbell(database, clock, (error) => {
-      throw error;
-    });
-    await listening(doorbell);
+    ({ database, doorbell, clock } = await openTestCluster());
     await database.query(
       `INSERT INTO cluster_workers (worker_id, started_at, lease_until) VALUES ($1, 0, 9e15), ($2, 0, 9e15)`,
       [owner, caller],

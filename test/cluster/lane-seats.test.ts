@@ -1,23 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDeferred } from '../../src/core/deferred.js';
-import { fakeClock, type FakeClock } from '../../src/core/fake-clock.js';
-import {
-  openClusterDatabase,
-  type ClusterDatabase,
-  type ClusterQuery,
-} from '../../src/cluster/cluster-db.js';
-import { openDoorbell, type Doorbell } from '../../src/cluster/doorbell.js';
+import type { FakeClock } from '../../src/core/fake-clock.js';
+import type { ClusterDatabase, ClusterQuery } from '../../src/cluster/cluster-db.js';
+import type { Doorbell } from '../../src/cluster/doorbell.js';
 import { createLaneSeats, type LaneSeats } from '../../src/cluster/lane-seats.js';
-import { freshPostgresLedger, freshSchema, postgresUrl } from '../support/postgres.js';
+import { openTestCluster } from './cluster-database.js';
 
 const timing = { leaseMs: 10_000, renewMs: 3_000, pollMs: 500 };
-
-/** Resolves once the doorbell listens (it wakes every listener when its LISTEN is in place). */
-function listening(doorbell: Doorbell): Promise<void> {
-  const heard = createDeferred<void>();
-  const off = doorbell.on('probe', () => heard.resolve());
-  return heard.promise.finally(off);
-}
 
 /** One worker's seats of lane `global`, with the statements it ran. */
 function worker(database: ClusterDatabase, doorbell: Doorbell, clock: FakeClock, id: string) {
@@ -48,16 +36,7 @@ describe('createLaneSeats', () => {
   let doorbell: Doorbell;
   let clock: FakeClock;
   beforeEach(async () => {
-    const schema = freshSchema();
-    const ledger = freshPostgresLedger({ schema });
-    await ledger.ready();
-    await ledger.close();
-    database = await openClusterDatabase({ connectionString: postgresUrl, schema });
-    clock = fakeClock({ now: 0 });
-    doorbell = openDoorbell(database, clock, (error) => {
-      throw error;
-    });
-    await listening(doorbell);
+    ({ database, doorbell, clock } = await openTestCluster());
   });
   afterEach(async () => {
     await doorbell.close();
@@ -151,8 +130,10 @@ describe('createLaneSeats', () => {
   it('renews the seats in use each renewMs, so a long run keeps its seat past the first lease', async () => {
     const a = worker(database, doorbell, clock, 'worker_a');
     const release = await a.seats.acquire();
+    // Moved 5 s back, so the renewal's new deadline is later whatever the database's clock did meanwhile.
     const before = await database.query<{ held_until: number }>(
-      `SELECT held_until FROM cluster_lane_seats WHERE worker_id = 'worker_a'`,
+      `UPDATE cluster_lane_seats SET held_until = held_until - 5000 WHERE worker_id = 'worker_a'
+       RETURNING held_until`,
     );
     await clock.advance(timing.renewMs);
     const after = await database.query<{ held_until: number }>(

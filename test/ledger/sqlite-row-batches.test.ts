@@ -1,7 +1,6 @@
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { tempLedgerPath } from '../support/temp-ledger.js';
-import { statementsDuring as sqlStatementsDuring } from '../support/sqlite-statements.js';
+import { rawRows, statementsDuring as sqlStatementsDuring } from '../support/sqlite-statements.js';
 import { isRuntimeError } from 'agentlanes';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { rowsPerStatement } from '../../src/ledger/sqlite/row-batches.js';
@@ -14,16 +13,6 @@ const tempPath = (): string => tempLedgerPath('row-batches');
 async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
   const seen = await sqlStatementsDuring(work);
   return seen.map((sql) => sql.replace(/\s+/g, ' ').slice(0, 20));
-}
-
-/** The raw rows of a closed ledger file. */
-function rawRows(path: string, sql: string): unknown[] {
-  const raw = new Database(path, { readonly: true });
-  try {
-    return raw.prepare(sql).all();
-  } finally {
-    raw.close();
-  }
 }
 
 /** What a promise settled with: 'ok', or the code (or message) of its error. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rawRows } from '../support/sqlite-statements.js';
 import type { RuntimeEvent } from 'agentlanes';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { run } from '../contracts/ledger-fixtures.contract.js';
@@ -19,16 +20,6 @@ afterEach(() => {
 
 function event(cursor: number, fields: Partial<RuntimeEvent> & Pick<RuntimeEvent, 'type'>): RuntimeEvent {
   return { sessionKey: 's1', seq: cursor, cursor, at: cursor, ...fields } as RuntimeEvent;
-}
-
-/** The raw rows of a closed ledger file. */
-function rawRows(path: string, sql: string): unknown[] {
-  const raw = new Database(path, { readonly: true });
-  try {
-    return raw.prepare(sql).all();
-  } finally {
-    raw.close();
-  }
 }
 
 describe('the SQLite ledger write path', () => {

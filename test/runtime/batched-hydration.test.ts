@@ -1,21 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, createSqliteLedger, isRuntimeError, type Ledger } from 'agentlanes';
+import { describe, expect, it } from 'vitest';
+import { createRuntime, createSqliteLedger, isRuntimeError } from 'agentlanes';
 import { fakeClock, scriptedModel } from 'agentlanes/testing';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { countingLoads } from '../support/counting-loads.js';
+import { tempLedgerPath } from '../support/temp-ledger.js';
 
 /** A ledger file holding three hibernated sessions (a record each, nothing pending); then `damage` runs. */
 async function threeHibernated(damage: string[]): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-batched-hydration-'));
-  dirs.push(dir);
-  const path = join(dir, 'ledger.db');
+  const path = tempLedgerPath('batched-hydration');
   const ledger = createSqliteLedger({ path });
   for (const sessionKey of ['chat:a', 'chat:b', 'chat:c']) {
     await ledger.putSession({
@@ -36,20 +28,7 @@ async function threeHibernated(damage: string[]): Promise<string> {
 
 /** A runtime on the file whose ledger counts its batch reads (the keys of each) and its single-session reads. */
 function countingRuntime(path: string) {
-  const inner = createSqliteLedger({ path });
-  const batches: string[][] = [];
-  const singles: string[] = [];
-  const ledger: Ledger = {
-    ...inner,
-    loadSessions: (keys) => {
-      batches.push([...keys]);
-      return inner.loadSessions?.(keys) ?? Promise.resolve([]);
-    },
-    loadSession: (key) => {
-      singles.push(key);
-      return inner.loadSession(key);
-    },
-  };
+  const { ledger, batches, singles } = countingLoads(createSqliteLedger({ path }));
   const clock = fakeClock({ now: 10_000 });
   const runtime = createRuntime({
     ledger,

@@ -22,3 +22,13 @@ export async function statementsDuring(work: () => Promise<unknown>): Promise<st
   }
   return seen;
 }
+
+/** The raw rows of a closed ledger file. */
+export function rawRows(path: string, sql: string): unknown[] {
+  const raw = new Database(path, { readonly: true });
+  try {
+    return raw.prepare(sql).all();
+  } finally {
+    raw.close();
+  }
+}
