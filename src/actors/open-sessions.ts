@@ -6,10 +6,10 @@ import {
 } from './session-registry.js';
 import { createSessionMachine } from './session-machine.js';
 import { resolveQueueSettings, type QueueSettingsInput } from '../policies/index.js';
-import { createRunExecutor, type RunServices, endHeldPlan } from '../runner/index.js';
+import { createRunExecutor, type RunServices } from '../runner/index.js';
 import type { EventBus } from '../events/index.js';
 import type { LateBound, Clock, IdGenerator } from '../core/index.js';
-import { sessionControlOf, type RuntimeInternals } from './runtime-internals.js';
+import { endPlanOf, type RuntimeInternals } from './runtime-internals.js';
 
 /** The session side of a runtime: the registry of live sessions and the sweeper that hibernates idle ones. */
 export interface OpenedSessions {
@@ -45,7 +45,6 @@ export function openSessions(
 ): OpenedSessions {
   const { clock, limits } = config;
   const { bus, internals } = parts;
-  const liveOf = (sessionKey: string) => internals.get().registry.live(sessionKey);
   const sweeper = createIdleSweeper({
     clock,
     idleMs: config.sessions.hibernateAfterMs,
@@ -58,17 +57,16 @@ export function openSessions(
   const machine = createSessionMachine({
     clock,
     ids: config.ids,
-    executeRun: createRunExecutor(services),
+    executeRun: createRunExecutor(services, (request) =>
+      request.run.job === undefined ? undefined : internals.get().work.jobs.take(request.run.job),
+    ),
     portOf: (sessionKey) => services.sessionPort(sessionKey),
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
     // The machine took the run's end or pause in (or is gone): the events announcing it go out now.
     onRunReported: (sessionKey) => bus.adopted(sessionKey),
     pauseTimeoutMs: limits.pauseTimeoutMs,
     endPlan: (sessionKey, runId, status, reason) => {
-      const live = liveOf(sessionKey);
-      const control = live === undefined ? undefined : sessionControlOf(internals.get(), live);
-      const ended = { sessionKey, runId, status, reason };
-      endHeldPlan(services, internals.get().work, control, ended).catch(services.onError);
+      endPlanOf(internals.get(), { sessionKey, runId, status, reason }).catch(services.onError);
     },
   });
   const queueDefaults = resolveQueueSettings({ runtime: config.queue });

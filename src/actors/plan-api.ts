@@ -16,7 +16,7 @@ import { sessionScopeOf, type RuntimeInternals } from './runtime-internals.js';
 
 /**
  * `session.executePlan`: validate the plan (a cycle or a dangling dependency is refused before anything runs),
- * then run it as a run of the session, in its session lane. `preview` only resolves and validates.
+ * then run it as a run of the session (its machine runs one at a time). `preview` only resolves and validates.
  */
 export async function executePlan(
   internals: RuntimeInternals,

@@ -94,7 +94,8 @@ export function startRun(
   const handle: RunHandle = {
     controller: new AbortController(),
     steering: createSteerInbox(),
-    phase: 'starting',
+    // A plan run or an undo takes no steering: busy until it stops, as a run settling its end.
+    phase: run.kind === undefined || run.kind === 'agent' ? 'starting' : 'settling',
     settled: false,
   };
   handles.set(run, handle);
@@ -116,6 +117,15 @@ export function startRun(
     },
     () => send({ type: 'RUN.NOT_STARTED', at: clock.now() }),
   );
+}
+
+/**
+ * Keep a handle for a run that is only being closed (a paused plan an abort ends): busy and not steerable until
+ * its end is recorded, with nothing left to abort.
+ */
+export function closeRun(run: ActiveRun): void {
+  const controller = new AbortController();
+  handles.set(run, { controller, steering: createSteerInbox(), phase: 'settling', settled: true });
 }
 
 /** The phase of the session's active run (`starting` until the run says otherwise, or without a handle). */

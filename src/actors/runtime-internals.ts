@@ -1,10 +1,11 @@
 import type { LiveSession, SessionRegistry } from './session-registry.js';
 import { RuntimeError, type EventInput } from '../core/index.js';
 import type { RunServices, RunWork, RecoveryPolicy, SessionScope, SessionControl } from '../runner/index.js';
+import { endHeldPlan, endPausedPlan, workEnded, type AbortStatus } from '../runner/index.js';
 import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from '../events/index.js';
-import { pausedPlanOf } from './session-pause.js';
+import { pausedPlanOf, stepsFromEvents } from './session-pause.js';
 
 /** What session handles share with their runtime: the run services, and the session side of the runtime. */
 export interface RuntimeInternals {
@@ -58,6 +59,7 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
     pausedPlan: () => pausedPlanOf(context()),
     holdPlan: (runId) => session.actor.send({ type: 'PLAN.HELD', runId }),
     pausePlan: (runId, steps, at) => session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at }),
+    run: (kind, runId, body) => runInSession(internals, session, { kind, runId, body }),
     persist: () => internals.registry.persist(session),
     releasePlan: (runId, summary) =>
       session.actor.send({ type: 'PLAN.ENDED', runId, ...(summary === undefined ? {} : { summary }) }),
@@ -70,6 +72,69 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
       };
     },
   };
+}
+
+/**
+ * Hand a plan run or an undo to the session machine (START): it runs `body` when it starts it (`RunJobs`), and
+ * the promise settles as `body` does. A session whose actor stopped runs nothing (`runtime_closed`).
+ */
+function runInSession<T>(
+  internals: RuntimeInternals,
+  session: LiveSession,
+  work: { kind: 'plan' | 'undo'; runId: string; body: (signal: AbortSignal) => Promise<T> },
+): Promise<T> {
+  const { clock } = internals.services;
+  const { kind, runId, body } = work;
+  return new Promise<T>((resolve, reject) => {
+    if (session.actor.getSnapshot().status !== 'active') {
+      reject(new RuntimeError('runtime_closed', `${kind}: the session is stopped`));
+      return;
+    }
+    const job = internals.work.jobs.add({
+      run: async (request) => {
+        const startedAt = clock.now();
+        try {
+          resolve(await body(request.signal));
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+        return workEnded(runId, startedAt, clock.now());
+      },
+      fail: reject,
+    });
+    session.actor.send({ type: 'START', kind, runId, job, at: clock.now() });
+  });
+}
+
+/**
+ * End plan run `runId` of a session, as an abort or an interrupting message asks: a plan executing now is aborted,
+ * a paused one closed (its waiting steps cancelled; a paused plan the machine is closing finds them in its
+ * events). The session lets the plan go once it is recorded, whatever happened.
+ */
+export async function endPlanOf(
+  internals: RuntimeInternals,
+  ended: {
+    readonly sessionKey: string;
+    readonly runId: string;
+    readonly status: AbortStatus;
+    reason: string;
+  },
+): Promise<void> {
+  const { sessionKey, runId, status } = ended;
+  const live = internals.registry.live(sessionKey);
+  const control = live === undefined ? undefined : sessionControlOf(internals, live);
+  const run = live?.actor.getSnapshot().context.run;
+  if (live === undefined || run?.kind !== 'plan' || run.runId !== runId || run.resume?.abort === undefined) {
+    return endHeldPlan(internals.services, internals.work, control, ended);
+  }
+  const scope = sessionScopeOf(internals, live);
+  try {
+    const steps = await stepsFromEvents(internals.services.ledger, sessionKey, runId);
+    await endPausedPlan(scope, { runId, steps }, status);
+  } finally {
+    // The machine waits for the plan's end to move on (an end recorded already released it; this is a no-op then).
+    scope.control.releasePlan(runId);
+  }
 }
 
 /** What a plan run, an undo or a decision of this live session works with. */

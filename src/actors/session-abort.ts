@@ -1,7 +1,7 @@
 import { heldPlans, pausedPlanOf } from './session-pause.js';
 import { RuntimeError, storableTextProblem } from '../core/index.js';
 import { isRunActive } from '../policies/index.js';
-import { endHeldPlan, abortUndos } from '../runner/index.js';
+import { endHeldPlan } from '../runner/index.js';
 import { sessionControlOf, type RuntimeInternals } from './runtime-internals.js';
 import { activityOf, stateOf, type SessionState } from './session-machine.js';
 
@@ -13,8 +13,8 @@ export interface SessionStatus {
 }
 
 /**
- * Abort what session `key` runs: its plan runs and undos, a paused plan (resolves once recorded), or its agent
- * run. Resolves true when something was aborted.
+ * Abort what session `key` runs: a paused plan (resolves once recorded), or its active run of any kind (an agent
+ * run, a plan run, an undo) through its machine. Resolves true when something was aborted.
  */
 export function abortSession(internals: RuntimeInternals, key: string, reason: unknown): Promise<boolean> {
   if (typeof reason !== 'string') {
@@ -23,19 +23,20 @@ export function abortSession(internals: RuntimeInternals, key: string, reason: u
   const problem = storableTextProblem(reason);
   if (problem !== undefined)
     return Promise.reject(new RuntimeError('invalid_input', `abort: reason ${problem}`));
-  const plans = [...(internals.work.plans.get(key)?.values() ?? [])];
-  for (const plan of plans) plan.controller.abort(new RuntimeError('cancelled', reason));
-  const undos = abortUndos(internals.work, key, reason);
   const live = internals.registry.live(key);
+  if (live === undefined) return Promise.resolve(false);
+  const snapshot = live.actor.getSnapshot();
+  // A plan run or an undo running beside a paused plan is the machine's run: the abort reaches it too.
+  const running = snapshot.value === 'running';
   // A paused plan holds the session like a paused run: abort ends it (resolves once recorded).
-  const paused = live === undefined ? undefined : pausedPlanOf(live.actor.getSnapshot().context);
-  if (live !== undefined && paused !== undefined) {
+  const paused = pausedPlanOf(snapshot.context);
+  if (paused !== undefined) {
+    if (running) live.actor.send({ type: 'ABORT', status: 'aborted', reason });
     const ended = { sessionKey: key, runId: paused.runId, status: 'aborted' as const, reason };
     const control = sessionControlOf(internals, live);
     return endHeldPlan(internals.services, internals.work, control, ended).then(() => true);
   }
-  if (live === undefined || !isRunActive(activityOf(live.actor.getSnapshot())))
-    return Promise.resolve(plans.length + undos > 0);
+  if (!isRunActive(activityOf(snapshot))) return Promise.resolve(false);
   live.actor.send({ type: 'ABORT', status: 'aborted', reason });
   return Promise.resolve(true);
 }

@@ -30,7 +30,7 @@ export type AppliedAdmission = Exclude<Admission, { kind: 'reject' }>;
 /**
  * Where a session stands, in one vocabulary (docs/architecture.md, "Where a session stands"): its **place** is the
  * session machine's state as the machine names it (`idle` for idle.empty and idle.check, `held` while a plan run a
- * plan run holds the idle session); its **activity** (`SessionActivity`, what admission decides with) is read from
+ * crash cut holds the idle session); its **activity** (`SessionActivity`, what admission decides with) is read from
  * the place and the context (`activityIn`); its **state** (`SessionState`, what `status()` reports) from the
  * activity (`stateOf`).
  */
@@ -48,8 +48,12 @@ export function activityIn(place: SessionPlace, context: SessionContext): Sessio
     case 'awaiting_approval':
     case 'awaiting_tool_results':
       return place;
-    case 'running':
-      return phaseOf(context.run);
+    case 'running': {
+      // A plan run that reported its pause reads as paused before the machine adopts it.
+      const { run } = context;
+      if (run?.kind === 'plan' && pausedPlanOf(context)?.runId === run.runId) return 'awaiting_approval';
+      return phaseOf(run);
+    }
     case 'held':
       return pausedPlanOf(context) === undefined ? 'settling' : 'awaiting_approval';
   }

@@ -1,6 +1,7 @@
 import type { InlineAttachment, StoredPart, Disposition, PauseState } from '../core/index.js';
 import type {
   AbortStatus,
+  RunKind,
   SteerMessage,
   PausedCallInfo,
   RunPaused,
@@ -64,8 +65,12 @@ export interface RunResumption {
   readonly abort?: { readonly status: AbortStatus; readonly reason: string };
 }
 
-/** The run a session is executing. */
+/** The run a session is executing: an agent run (its messages), or a plan run or an undo (no messages). */
 export interface ActiveRun extends RunBatch {
+  /** What runs (absent in snapshots from before runs had kinds). @default 'agent' */
+  readonly kind?: RunKind;
+  /** A plan run's or an undo's job, which the runtime keeps (`RunJobs`). */
+  readonly job?: string;
   readonly startedAt: number;
   readonly items: readonly QueuedMessage[];
   /** The session's preferred auth profile when the run started. */
@@ -93,15 +98,23 @@ export interface PlanStepWait {
 }
 
 /**
- * A plan run of the session, from `executePlan` (or `approvePlan`) until it ends: while one is held, no other run
- * starts (messages queue), so a plan is a run of the session like any other and a paused plan holds the session
- * like a paused run. `running` covers the wait for the session lane too.
+ * A plan run of the session as its plan code reports it (PLAN.HELD / PAUSED / ENDED), from `executePlan` (or
+ * `approvePlan`) until it ends. The machine runs the plan as its run; a hold only keeps an idle session from
+ * starting another run (a plan a crash cut, until recovery starts it), and a paused hold is adopted as the
+ * machine's paused run. `running` covers the wait behind the session's active run too.
  */
 export interface PlanHold {
   readonly runId: string;
   readonly state: 'running' | 'awaiting_approval';
   /** With `awaiting_approval`: the steps it waits for. */
   readonly steps: readonly PlanStepWait[];
+}
+
+/** A plan run or an undo handed to the session while another run is active: it starts when that run ends. */
+export interface PendingWork {
+  readonly runId: string;
+  readonly kind: 'plan' | 'undo';
+  readonly job: string;
 }
 
 /** The session actor's context: serialisable, so a hibernated session is just this snapshot. */
@@ -127,6 +140,8 @@ export interface SessionContext {
   readonly preferredProfile: string | null;
   /** Set while the run is paused (awaiting approval or tool results). */
   readonly pause: PauseContext | null;
+  /** Plan runs and undos waiting for the active run to end, oldest first (absent: none). */
+  readonly work?: readonly PendingWork[];
   /** The session's plan runs not ended yet, oldest first (absent in snapshots from before plans were held). */
   readonly plans?: readonly PlanHold[];
   /** The session's queue-settings override (`configure`); the ledger row stores it (absent when none). */
@@ -206,6 +221,7 @@ export type SessionEvent =
       waitMs: number;
     }
   | { type: 'ABORT'; status: AbortStatus; reason: string }
+  | { type: 'START'; kind: 'plan' | 'undo'; runId: string; job: string; at: number }
   | { type: 'CANCEL'; messageIds: readonly string[] }
   | { type: 'HYDRATED' }
   | { type: 'PREFER_PROFILE'; profileId: string | null }
@@ -420,6 +436,44 @@ export function endRun(
   const queue = returned.length > 0 ? [...returned, ...context.queue] : context.queue;
   const ended: SessionContext = { ...context, run: null, queue, runEndedAt: now };
   return { ...ended, drainAt: drainAtFor(ended, now) };
+}
+
+/** The plan runs and undos waiting for the active run (none in a snapshot from before they did). */
+export function pendingWork(context: SessionContext): readonly PendingWork[] {
+  return context.work ?? [];
+}
+
+/** A plan run or an undo waits for the active run to end. */
+export function queueWork(context: SessionContext, work: PendingWork): SessionContext {
+  const { runId, kind, job } = work;
+  return { ...context, work: [...pendingWork(context), { runId, kind, job }] };
+}
+
+/** Make a plan run or an undo the active run (queued messages stay queued behind it). */
+export function beginWork(context: SessionContext, work: PendingWork, now: number): SessionContext {
+  const { runId, kind, job } = work;
+  const run: ActiveRun = {
+    runId,
+    kind,
+    job,
+    prompt: '',
+    messageIds: [],
+    consumedAs: 'consumed',
+    startedAt: now,
+    items: [],
+  };
+  return { ...context, run };
+}
+
+/** Start the oldest plan run or undo that waits. */
+export function takeWork(context: SessionContext, now: number): SessionContext {
+  const [head, ...rest] = pendingWork(context);
+  return head === undefined ? context : beginWork({ ...context, work: rest }, head, now);
+}
+
+/** True when the session's active run is a plan run or an undo. */
+export function isWorkRun(run: ActiveRun | null): boolean {
+  return run !== null && run.kind !== undefined && run.kind !== 'agent';
 }
 
 /** How long the drain waits before it retries a run that could not start. */

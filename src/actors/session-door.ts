@@ -28,8 +28,8 @@ export interface EnterOptions {
 }
 
 /**
- * Every way into a session, in call order: the one serialiser of the calls into a session in this process (its
- * runs take the session lane). A call on a live session with nothing in progress runs at once, in the caller's stretch; other
+ * Every way into a session, in call order: the one serialiser of a session in this process (its runs are the
+ * session machine's). A call on a live session with nothing in progress runs at once, in the caller's stretch; other
  * calls wait in order behind a hydration (shared with `acquire`) or an admission that has not applied yet.
  */
 export interface SessionDoors {

@@ -1,9 +1,14 @@
 import { assign, enqueueActions, setup, type Actor, type SnapshotFrom } from 'xstate';
 import type { Clock, IdGenerator } from '../core/index.js';
 import type { AbortStatus, ExecuteRun, RunSummary, RunResult, SessionPort } from '../runner/index.js';
-import { abortRun, startRun, steerRun, type RunReported } from './run-handle.js';
+import { abortRun, closeRun, startRun, steerRun, type RunReported } from './run-handle.js';
 import {
+  beginWork,
   endRun,
+  isWorkRun,
+  pendingWork,
+  queueWork,
+  takeWork,
   removeQueued,
   returnRun,
   takeNextRun,
@@ -33,6 +38,8 @@ import {
   heldPlans,
   planEnding,
   planStoppedResult,
+  adoptPausedPlan,
+  resumePlan,
 } from './session-pause.js';
 import type { SessionActivity } from '../policies/index.js';
 
@@ -82,6 +89,19 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     },
     guards: {
       queueEmpty: ({ context }) => context.queue.length === 0,
+      workPending: ({ context }) => pendingWork(context).length > 0,
+      workRun: ({ context }) => isWorkRun(context.run),
+      // A plan reported its pause (PLAN.PAUSED) or was restored paused: the machine adopts it as its paused run.
+      planPaused: ({ context }) => heldPlans(context).some((plan) => plan.state === 'awaiting_approval'),
+      // Only a paused agent run expires; a paused plan waits for approvePlan, an abort or an interrupting message.
+      pauseExpires: ({ context }) => context.run?.kind !== 'plan',
+      resumesPlan: ({ context, event }) =>
+        event.type === 'START' && event.kind === 'plan' && isPlanRun(context, event.runId),
+      endsPlan: ({ context, event }) => event.type === 'PLAN.ENDED' && isPlanRun(context, event.runId),
+      closesPlan: ({ context, event }) =>
+        event.type === 'PLAN.ENDED' &&
+        isPlanRun(context, event.runId) &&
+        context.run?.resume?.abort !== undefined,
       planHolds: ({ context }) => heldPlans(context).length > 0,
       drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
       pausedFor: ({ event }, state: 'awaiting_approval' | 'awaiting_tool_results') =>
@@ -121,13 +141,21 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       // The run is a plain object the machine owns (run-handle.ts): entering `running` starts it, its end comes
       // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
       startRun: ({ context, self }) => {
+        const run = context.run as ActiveRun;
+        // A paused plan an abort or an interrupting message ends is closed, not run: PLAN.ENDED says it is.
+        const closing = run.kind === 'plan' ? run.resume?.abort : undefined;
+        if (closing !== undefined) {
+          closeRun(run);
+          deps.endPlan(context.sessionKey, run.runId, closing.status, closing.reason);
+          return;
+        }
         const { sessionKey } = context;
         const report = {
           send: (event: SessionEvent) => self.send(event),
           active: () => isActive(self),
           reported: (reported: RunReported) => deps.onRunReported(sessionKey, reported),
         };
-        startRun(deps, clock, sessionKey, context.run as ActiveRun, report);
+        startRun(deps, clock, sessionKey, run, report);
       },
       steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;
@@ -137,6 +165,31 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       abortRun: ({ context, event }) => {
         if (event.type === 'ABORT') abortRun(context.run, event.status, event.reason);
       },
+      // A plan run or an undo handed to the session (START): it runs now, or after the active run.
+      beginWork: assign(({ context, event }) =>
+        event.type === 'START' ? beginWork(context, event, event.at) : context,
+      ),
+      queueWork: assign(({ context, event }) =>
+        event.type === 'START' ? queueWork(context, event) : context,
+      ),
+      takeWork: assign(({ context }) => takeWork(context, clock.now())),
+      adoptPausedPlan: assign(({ context }) => adoptPausedPlan(context, clock.now())),
+      resumePlan: assign(({ context, event }) =>
+        event.type === 'START' ? resumePlan(context, event.job) : context,
+      ),
+      // A paused plan closed without resuming (abort): the session moves on as after any run.
+      endPausedPlan: assign(({ context }) =>
+        endRun({ ...context, pause: null }, [], unadmittedItem(0), clock.now()),
+      ),
+      // A plan run or an undo stopped: the session moves on as after any run (a plan's own end or pause reached
+      // the machine through its PLAN.* events, which `waitForEnd()` hears; an undo is no run it reports).
+      endWork: assign(({ context, event }) => {
+        const at = 'at' in event ? event.at : clock.now();
+        const returned = event.type === 'RUN.DONE' || event.type === 'RUN.PAUSED' ? event.unadmitted : [];
+        const queued = new Set(context.queue.map((item) => item.messageId));
+        const unadmitted = returned.filter((message) => !queued.has(message.messageId));
+        return endRun(context, unadmitted, unadmittedItem(at), at);
+      }),
       idle: ({ context }) => deps.onIdle(context.sessionKey),
       endRun: assign(({ context, event }) => {
         if (event.type !== 'RUN.DONE') return context;
@@ -198,6 +251,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         initial: 'check',
         on: {
           ABORT: { actions: 'endPlans' },
+          START: { target: '#session.running', actions: 'beginWork' },
           // A plan held or let go: the queue waits for it, or drains now.
           'PLAN.HELD': { target: '.check', reenter: true, actions: 'planChanged' },
           'PLAN.PAUSED': { target: '.check', reenter: true, actions: ['planChanged', 'settled'] },
@@ -212,6 +266,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         states: {
           check: {
             always: [
+              { guard: 'workPending', target: '#session.running', actions: 'takeWork' },
+              { guard: 'planPaused', target: '#session.awaiting_approval', actions: 'adoptPausedPlan' },
               { guard: 'planHolds', target: 'held' },
               { guard: 'queueEmpty', target: 'empty' },
               { guard: 'drainDue', target: '#session.running', actions: 'takeNextRun' },
@@ -219,7 +275,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
             ],
           },
           empty: { entry: 'idle', on: idleAdmission('idle') },
-          // A plan run holds the session: nothing starts until it ends (PLAN.ENDED re-checks).
+          // A plan a crash cut holds the session until recovery hands it to the machine (START); a paused plan
+          // is adopted as the paused run (`planPaused` above).
           held: { on: idleAdmission('held') },
           waiting: {
             after: { drainDelay: { target: '#session.running', actions: 'takeNextRun' } },
@@ -233,19 +290,28 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         on: {
           ...runningAdmission(),
           ABORT: { actions: 'abortRun' },
+          START: { actions: 'queueWork' },
+          // A paused plan the machine is closing ended (recorded): the session moves on.
+          'PLAN.ENDED': [
+            { guard: 'closesPlan', target: 'idle', actions: ['planChanged', 'endWork', 'settled'] },
+            { actions: ['planChanged', 'settled'] },
+          ],
           // Straight to idle.empty when nothing is left to run (the common case; no eventless step).
           'RUN.DONE': [
+            workEnd,
             {
               guard: ({ context, event }) =>
                 context.queue.length === 0 &&
                 event.unadmitted.length === 0 &&
-                heldPlans(context).length === 0,
+                heldPlans(context).length === 0 &&
+                pendingWork(context).length === 0,
               target: '#session.idle.empty',
               actions: [{ type: 'endRun' }, { type: 'settled' }],
             },
             { target: 'idle', actions: [{ type: 'endRun' }, { type: 'settled' }] },
           ],
           'RUN.PAUSED': [
+            workEnd,
             {
               guard: { type: 'pausedFor', params: 'awaiting_approval' },
               target: 'awaiting_approval',
@@ -256,10 +322,10 @@ export function createSessionMachine(deps: SessionMachineDeps) {
               actions: [{ type: 'pauseRun' }, { type: 'settled' }],
             },
           ],
-          'RUN.NOT_STARTED': {
-            target: 'idle',
-            actions: assign(({ context, event }) => returnRun(context, event.at)),
-          },
+          'RUN.NOT_STARTED': [
+            workEnd,
+            { target: 'idle', actions: assign(({ context, event }) => returnRun(context, event.at)) },
+          ],
         },
       },
       awaiting_approval: awaitingApprovalState,
@@ -267,6 +333,14 @@ export function createSessionMachine(deps: SessionMachineDeps) {
     },
   });
 }
+
+/** True when the session's run is plan run `runId`. */
+function isPlanRun(context: SessionContext, runId: string): boolean {
+  return context.run?.kind === 'plan' && context.run.runId === runId;
+}
+
+/** A plan run or an undo stopped (however it reports it): the session moves on. */
+const workEnd = { guard: 'workRun', target: 'idle', actions: 'endWork' } as const;
 
 /** The session machine of a runtime. */
 export type SessionMachine = ReturnType<typeof createSessionMachine>;
@@ -353,6 +427,13 @@ export interface AdmitGuardParams {
  */
 const pausedEvents = {
   'PAUSE.SETTLED': { actions: 'settlePaused' },
+  // approvePlan resumes a paused plan; any other plan run or undo waits for the paused run to end.
+  START: [{ guard: 'resumesPlan', target: 'running', actions: 'resumePlan' }, { actions: 'queueWork' }],
+  // A paused plan closed by an abort (`endHeldPlan`) lets the session go.
+  'PLAN.ENDED': [
+    { guard: 'endsPlan', target: '#session.idle', actions: ['planChanged', 'endPausedPlan', 'settled'] },
+    { actions: ['planChanged', 'settled'] },
+  ],
   ABORT: { target: 'running', actions: 'abortPaused' },
 } as const;
 
@@ -362,7 +443,7 @@ export const awaitingApprovalState = {
     { guard: 'nothingWaits', target: 'running', actions: 'continueRun' },
     { guard: 'noApprovalWaits', target: 'awaiting_tool_results', actions: 'awaitToolResults' },
   ],
-  after: { pauseDelay: { target: 'running', actions: 'continueRun' } },
+  after: { pauseDelay: { guard: 'pauseExpires', target: 'running', actions: 'continueRun' } },
   on: {
     ...pausedEvents,
     ...pausedAdmission('awaiting_approval'),

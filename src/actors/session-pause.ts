@@ -130,9 +130,53 @@ export function heldPlans(context: SessionContext): readonly PlanHold[] {
   return context.plans ?? [];
 }
 
-/** The plan run of the session that waits for approval, if any. */
+/**
+ * The plan run of the session that waits for approval, if any: the machine's paused run when it is a plan (its
+ * calls are the steps), else a plan that reported its pause and that the machine has not adopted yet.
+ */
 export function pausedPlanOf(context: SessionContext): PlanHold | undefined {
+  const { run, pause } = context;
+  if (run?.kind === 'plan' && pause !== null) {
+    const steps = pause.calls.map((call) => ({ stepId: call.toolCallId, tool: call.tool }));
+    return { runId: run.runId, state: 'awaiting_approval', steps };
+  }
   return heldPlans(context).find((plan) => plan.state === 'awaiting_approval');
+}
+
+/**
+ * A plan that paused (PLAN.PAUSED, or restored paused) becomes the machine's paused run: its steps are the calls
+ * it waits for, until `approvePlan` resumes it or an abort or interrupting message ends it. A plan pause does not
+ * expire (`until` is only what the pause states read).
+ */
+export function adoptPausedPlan(context: SessionContext, now: number): SessionContext {
+  const hold = heldPlans(context).find((plan) => plan.state === 'awaiting_approval');
+  if (hold === undefined) return context;
+  const run = {
+    runId: hold.runId,
+    kind: 'plan' as const,
+    prompt: '',
+    messageIds: [],
+    consumedAs: 'consumed' as const,
+    startedAt: now,
+    items: [],
+  };
+  const calls = hold.steps.map((step, position) => ({
+    toolCallId: step.stepId,
+    tool: step.tool,
+    needs: 'approval' as const,
+    turn: 0,
+    position,
+    settled: false,
+  }));
+  const pause = { state: 'awaiting_approval' as const, calls, until: now };
+  return { ...releasePlan(context, hold.runId), run, pause };
+}
+
+/** An `approvePlan` resumes the session's paused plan run: it runs again, with the job that continues it. */
+export function resumePlan(context: SessionContext, job: string): SessionContext {
+  const { run } = context;
+  if (run === null) return context;
+  return { ...context, run: { ...run, job, resume: { from: 'awaiting_approval' } }, pause: null };
 }
 
 /** A plan run was submitted or resumed: it holds the session (running) until it pauses or ends. */
@@ -205,15 +249,24 @@ export function planEnding(event: SessionEvent): { status: AbortStatus; reason: 
   return undefined;
 }
 
-/** The plan holds a saved snapshot recorded (none when it has none or is not a session snapshot). */
+/** The plan holds a saved snapshot recorded, its paused plan run first (none when it is no session snapshot). */
 function savedPlans(snapshot: unknown): readonly PlanHold[] {
   if (typeof snapshot !== 'object' || snapshot === null || !('context' in snapshot)) return [];
-  const plans: unknown = (snapshot.context as Partial<SessionContext> | null)?.plans;
-  return Array.isArray(plans) ? (plans as PlanHold[]) : [];
+  const context = snapshot.context as Partial<SessionContext> | null;
+  const plans: unknown = context?.plans;
+  const held = Array.isArray(plans) ? (plans as PlanHold[]) : [];
+  const { run, pause } = context ?? {};
+  if (run?.kind !== 'plan' || pause === null || pause === undefined) return held;
+  const paused = pausedPlanOf({ ...(context as SessionContext), plans: [] });
+  return paused === undefined ? held : [paused, ...held];
 }
 
 /** The steps a paused plan waits for, from its latest `run.paused` event (tools from its approval requests). */
-async function stepsFromEvents(ledger: Ledger, sessionKey: string, runId: string): Promise<PlanStepWait[]> {
+export async function stepsFromEvents(
+  ledger: Ledger,
+  sessionKey: string,
+  runId: string,
+): Promise<PlanStepWait[]> {
   const events = (await ledger.readEvents({ sessionKey })).filter((event) => event.runId === runId);
   const tools = new Map<string, string>();
   let waiting: readonly string[] = [];

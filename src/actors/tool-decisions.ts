@@ -74,7 +74,8 @@ function waitingCall(
   const { pause, run } = session.actor.getSnapshot().context;
   const matches = (pause?.calls ?? []).filter((call) => call.toolCallId === toolCallId);
   const call = matches.find((candidate) => !candidate.settled) ?? matches[0];
-  if (pause === null || run === null || call === undefined) {
+  // A paused plan's steps are decided with approvePlan, not one call at a time.
+  if (pause === null || run === null || call === undefined || run.kind === 'plan') {
     throw new RuntimeError(
       'not_found',
       `${what}: no tool call "${toolCallId}" is waiting in session "${session.key}"`,

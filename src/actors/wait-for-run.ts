@@ -101,7 +101,7 @@ export function waitForRun(
   }
   // A paused plan run holds the session like a paused run: its waiting steps are the calls it waits for.
   const plan = pausedPlanOf(snapshot.context);
-  if (plan !== undefined && run === null) {
+  if (plan !== undefined && (run === null || run.runId === plan.runId)) {
     const waiting = plan.steps.map((step) => ({
       toolCallId: step.stepId,
       tool: step.tool,
@@ -109,7 +109,8 @@ export function waitForRun(
     }));
     return Promise.resolve({ status: 'paused', runId: plan.runId, state: 'awaiting_approval', waiting });
   }
-  if (!isRunActive(activityOf(snapshot))) {
+  // An undo is a run of the session's machine, but no run `waitForEnd()` reports: it waits for none.
+  if (!isRunActive(activityOf(snapshot)) || run?.kind === 'undo') {
     const ended = snapshot.context.unobservedEnd;
     if (ended !== undefined) session.actor.send({ type: 'END.OBSERVED', runId: ended.runId });
     return Promise.resolve(ended === undefined ? { status: 'idle' } : { status: 'ended', run: ended });

@@ -1,5 +1,3 @@
-export { createSessionLane } from './session-lane.js';
-export type { SessionLane } from './session-lane.js';
 export { createGlobalLane } from './global-lane.js';
 export { createSubagentLane, type SubagentLane } from './subagent-lane.js';
 export type {

@@ -27,12 +27,13 @@ export {
 export type { AuthProfilePool, ModelCandidate } from './failover-context.js';
 export { settleApproval, settleSupplied, type WaitingCall } from './pause-decisions.js';
 export { resumeCrashedPlan } from './plan-crash-resume.js';
-export { endHeldPlan } from './plan-end.js';
+export { endHeldPlan, endPausedPlan } from './plan-end.js';
 export { resumePlanRun } from './plan-resume.js';
 export { assertPlanStepIds, type PlanRunResult } from './plan-run.js';
 export { startPlanRun } from './plan-start.js';
 export { createRunExecutor } from './run-executor.js';
-export type { ExecuteRun, RunRequest } from './run-request.js';
+export { runKinds, type ExecuteRun, type RunKind, type RunRequest } from './run-request.js';
+export { workEnded, type RunJob, type RunJobs } from './run-jobs.js';
 export type {
   LaneServices,
   LedgerGuard,
@@ -61,11 +62,4 @@ export {
   type SubagentSpawn,
 } from './subagent-port.js';
 export { serialize } from './tool-call.js';
-export {
-  abortUndos,
-  settleRunWork,
-  undoRun,
-  type UndoOptions,
-  type UndoResult,
-  type UndoStep,
-} from './undo-run.js';
+export { settleRunWork, startUndo, type UndoOptions, type UndoResult, type UndoStep } from './undo-run.js';

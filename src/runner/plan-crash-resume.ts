@@ -57,16 +57,16 @@ export function planTraceOf(events: readonly RuntimeEvent[], runId: string): Pla
  * (`tool.in_doubt`, `approval.requested`) for `approvePlan` (approve runs it again, reject fails it outcome unknown).
  */
 export async function resumeCrashedPlan(scope: SessionScope, run: RunRecord): Promise<PlanRunResult> {
-  const { services, control } = scope;
+  const { control } = scope;
   const { runId } = run;
-  // The lane is taken before anything is read: a plan started after the restart waits for this one.
+  // Handed to the session machine before anything is read: a plan started after the restart waits for this one.
   return holdingSession(control, runId, () =>
-    services.sessionLane.run(control.key, () => runCut(scope, run)),
+    control.run('plan', runId, (signal) => runCut(scope, run, signal)),
   );
 }
 
-/** Read where the cut plan stood and run it on (inside the session lane). */
-async function runCut(scope: SessionScope, run: RunRecord): Promise<PlanRunResult> {
+/** Read where the cut plan stood and run it on (as its session machine's run, aborted by `signal`). */
+async function runCut(scope: SessionScope, run: RunRecord, signal: AbortSignal): Promise<PlanRunResult> {
   const { services, control } = scope;
   const { ledger, clock } = services;
   const { runId } = run;
@@ -101,5 +101,5 @@ async function runCut(scope: SessionScope, run: RunRecord): Promise<PlanRunResul
     startedAt: run.startedAt,
     inDoubt: new Set(inDoubt),
   };
-  return runPlanSegment(scope, segment);
+  return runPlanSegment(scope, segment, signal);
 }

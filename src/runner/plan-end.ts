@@ -95,7 +95,11 @@ export function endHeldPlan(
  * resolved `cancelled`), the run ends with `status`, and the session lets the plan go (its queue drains) before
  * `run.ended` is out. `approvePlan` is refused meanwhile; a plan that is no longer paused is left alone.
  */
-async function endPausedPlan(scope: SessionScope, hold: PausedPlan, status: AbortStatus): Promise<void> {
+export async function endPausedPlan(
+  scope: SessionScope,
+  hold: PausedPlan,
+  status: AbortStatus,
+): Promise<void> {
   const { ledger } = scope.services;
   const { resumingPlans } = scope.work;
   const { runId } = hold;

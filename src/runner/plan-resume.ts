@@ -24,7 +24,7 @@ export interface PlanDecisions {
 
 /**
  * Resume a paused plan run with the operator's decisions: record them, hold the session as running again, then
- * run the plan on in the session lane where it stopped. A second resume of the same pause is refused meanwhile.
+ * run the plan on where it stopped, as a run its session machine starts. A second resume of the same pause is refused meanwhile.
  */
 export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions): Promise<PlanRunResult> {
   const { services, control, work } = scope;
@@ -46,7 +46,7 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
     ]);
     const inDoubt = [...started.keys()].filter((id) => !done.has(id) && !decidedNow.has(id));
     writes.push(ledger.setRunStatus(runId, 'running'));
-    // The plan takes its place in the session lane as it is held again, before its writes are awaited: a plan
+    // The plan is handed to the session machine as it is held again, before its writes are awaited: a plan
     // started meanwhile (the session no longer looks paused) waits behind it instead of running first.
     const held = resumeHold(scope, runId, writes);
     held.catch(() => undefined);
@@ -63,9 +63,9 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
       inDoubt: new Set(inDoubt),
     };
     return await holdingSession(control, runId, () =>
-      services.sessionLane.run(control.key, async () => {
+      control.run('plan', runId, async (signal) => {
         await held;
-        return runPlanSegment(scope, segment);
+        return runPlanSegment(scope, segment, signal);
       }),
     );
   } finally {

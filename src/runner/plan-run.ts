@@ -43,11 +43,15 @@ const inDoubtReason = 'the process stopped while the step ran: whether it took e
 type WriteSink = (promise: Promise<void>) => void;
 
 /**
- * Execute a plan run (inside the session lane): steps run with the session's tools and policies, every result and
- * compensation is recorded as it happens, and the run ends (`run.ended`) or pauses (`run.paused`, approvals
- * requested) when the executor stops.
+ * Execute a plan run (as its session machine's run, which aborts it through `signal`): steps run with the
+ * session's tools and policies, every result and compensation is recorded as it happens, and the run ends
+ * (`run.ended`) or pauses (`run.paused`, approvals requested) when the executor stops.
  */
-export async function runPlanSegment(scope: SessionScope, segment: PlanSegment): Promise<PlanRunResult> {
+export async function runPlanSegment(
+  scope: SessionScope,
+  segment: PlanSegment,
+  signal?: AbortSignal,
+): Promise<PlanRunResult> {
   const { control } = scope;
   const { runId } = segment;
   // Every write of the segment is awaited before it answers: a plan reported completed is completed on disk.
@@ -57,6 +61,10 @@ export async function runPlanSegment(scope: SessionScope, segment: PlanSegment):
     promise.catch(() => undefined);
   };
   const controller = new AbortController();
+  // The machine's abort carries how the run ends (aborted, interrupted): the plan ends so.
+  const follow = (): void => controller.abort(signal?.reason);
+  if (signal?.aborted === true) follow();
+  else signal?.addEventListener('abort', follow, { once: true });
   const finished = createDeferred<void>();
   const untrack = trackPlan(scope.work, control.key, runId, { controller, finished: finished.promise });
   // The tool of each step the plan waits for (an expanded step's children included), for the session's pause.
@@ -68,6 +76,7 @@ export async function runPlanSegment(scope: SessionScope, segment: PlanSegment):
       write,
     });
   } finally {
+    signal?.removeEventListener('abort', follow);
     untrack();
     finished.resolve();
   }

@@ -17,8 +17,7 @@ export interface PlanStart {
 }
 
 /**
- * Run `body` with the plan run held by the session (from before it waits for the lane): no other run starts
- * meanwhile, messages queue. The plan lets the session go when it ends; one that fails before it paused or
+ * Run `body` with the plan run held by the session (from before its machine starts it): messages queue. The plan lets the session go when it ends; one that fails before it paused or
  * ended (refused in the lane, the runtime closing) lets it go here.
  */
 export async function holdingSession<T>(
@@ -36,31 +35,32 @@ export async function holdingSession<T>(
 }
 
 /**
- * Start a plan run as a run of the session, in its session lane: recorded and announced, then executed (or, in
- * `preview` mode, only resolved and validated).
+ * Start a plan run as a run of the session, which its machine starts when no other run is active: recorded and
+ * announced, then executed (or, in `preview` mode, only resolved and validated).
  */
 export async function startPlanRun(scope: SessionScope, start: PlanStart): Promise<PlanRunResult> {
   const { services, control } = scope;
   const { runId, plan, graph, options } = start;
   assertNoPausedRun(control, 'executePlan');
   return holdingSession(control, runId, () =>
-    services.sessionLane.run(control.key, async (): Promise<PlanRunResult> => {
-      // Waited in the lane while the runtime began closing: nothing was recorded, nothing runs.
+    control.run('plan', runId, async (signal): Promise<PlanRunResult> => {
+      // Waited behind a run while the runtime began closing: nothing was recorded, nothing runs.
       assertAccepting(services);
       assertNoPausedRun(control, 'executePlan');
       const startedAt = await openPlanRun(scope, start);
       if (options.mode === 'preview') return previewRun(scope, start, startedAt);
-      return runPlanSegment(scope, {
+      const approved = new Set(options.approvedSteps ?? []);
+      const first = {
         runId,
         plan,
         graph,
         options,
-        approved: new Set(options.approvedSteps ?? []),
+        approved,
         previous: [],
         nextResult: 1,
         nextCompensation: 1,
-        startedAt,
-      });
+      };
+      return runPlanSegment(scope, { ...first, startedAt }, signal);
     }),
   );
 }

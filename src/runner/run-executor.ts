@@ -1,16 +1,62 @@
 import { RuntimeError } from '../core/index.js';
 import type { LaneWaitInfo } from '../lanes/index.js';
 import { endRunBeforeStart, executeRunInLane } from './execute-run.js';
-import type { ExecuteRun } from './run-request.js';
+import type { RunJob } from './run-jobs.js';
+import type { ExecuteRun, RunRequest } from './run-request.js';
 import { openRunScope, type RunScope } from './run-scope.js';
 import type { RunServices } from './run-services.js';
 import type { RunResult } from './run-summary.js';
 
 /**
- * Build the function a session executes its runs with: `sessionLane(key) -> globalLane -> turn loop`, with the
- * run opened, its messages marked consumed, its turns and its end or pause recorded in the ledger.
+ * Build the one entry a session machine starts every run kind through. An agent run goes
+ * `globalLane -> turn loop`, opened, its messages marked consumed, its turns and its end or pause recorded; a plan
+ * run or an undo runs the job its caller handed the session (`jobFor`). The machine runs one run of a session at
+ * a time; the executor also holds a run back until the session's previous execution settled, so a run can never
+ * execute beside another of its session even if the machine moved on early (the mixed crash suite once recorded a
+ * plan run and an agent run of one session at work together; the cause was not found).
  */
-export function createRunExecutor(services: RunServices): ExecuteRun {
+export function createRunExecutor(
+  services: RunServices,
+  jobFor: (request: RunRequest) => RunJob | undefined,
+): ExecuteRun {
+  const agent = createAgentExecutor(services);
+  const execute: ExecuteRun = (request, port) => {
+    const kind = request.run.kind ?? 'agent';
+    return kind === 'agent' ? agent(request, port) : runJob(jobFor, request);
+  };
+  return oneAtATime(execute);
+}
+
+/** `execute`, with each session's executions one after another: a run starts once the previous one settled. */
+function oneAtATime(execute: ExecuteRun): ExecuteRun {
+  const tails = new Map<string, Promise<void>>();
+  const settled = (): void => undefined;
+  return (request, port) => {
+    const key = request.sessionKey;
+    const previous = tails.get(key);
+    const run = previous === undefined ? execute(request, port) : previous.then(() => execute(request, port));
+    const tail = run.then(settled, settled);
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return run;
+  };
+}
+
+/** Run a plan run's or an undo's job; one that is gone (a session restored with work its caller lost) never starts. */
+function runJob(jobFor: (request: RunRequest) => RunJob | undefined, request: RunRequest) {
+  const { run } = request;
+  const job = jobFor(request);
+  if (job === undefined) {
+    const error = new RuntimeError('internal', `the ${run.kind ?? 'agent'} run "${run.runId}" has no job`);
+    return Promise.reject(error);
+  }
+  return job.run(request);
+}
+
+/** The executor of agent runs. */
+function createAgentExecutor(services: RunServices): ExecuteRun {
   return async (request, port) => {
     // The machine starts a run from inside its step (xstate runs actions there): begin once that step is done, so
     // what the run reads of its session (its port, its tools) sees the snapshot that holds the run.
@@ -24,9 +70,8 @@ export function createRunExecutor(services: RunServices): ExecuteRun {
 }
 
 /**
- * Queue the run in its session's lane, then the global lane (a subagent's run: the subagent lane). Aborted while
- * still waiting there, the run never reached the model: it ends now, and the lane task that would have run it
- * returns at once when its turn comes (one listener per run, instead of wiring the signal through both lanes).
+ * Queue the run in the global lane (a subagent's run: the subagent lane). Aborted while still waiting there, the run never reached the model: it ends now, and the lane task that would have run it
+ * returns at once when its turn comes (one listener per run, instead of wiring the signal through the lane).
  */
 function runInLanes(scope: RunScope): Promise<RunResult> {
   const { services, request, port } = scope;
@@ -51,9 +96,10 @@ function runInLanes(scope: RunScope): Promise<RunResult> {
     };
     // A subagent's run takes the subagent lane: its parent may hold a global slot while it waits for the child.
     const spawned = services.subagents.parentOf(request.sessionKey) !== undefined;
-    const inLane = () =>
-      spawned ? services.subagents.lane.run(task) : services.globalLane.run(task, { provider, onWaited });
-    services.sessionLane.run(request.sessionKey, inLane).then(
+    const inLane = spawned
+      ? services.subagents.lane.run(task)
+      : services.globalLane.run(task, { provider, onWaited });
+    inLane.then(
       (result) => settle(() => resolve(result ?? endRunBeforeStart(scope))),
       (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
     );

@@ -5,9 +5,18 @@ import type { RunResult } from './run-summary.js';
 import type { SteerInbox } from './steer-inbox.js';
 import type { RunPort } from './session-port.js';
 
+/** What a session machine runs: an agent run (messages to the model), a plan run, or an undo. */
+export const runKinds = ['agent', 'plan', 'undo'] as const;
+/** A kind of run the session machine owns. */
+export type RunKind = (typeof runKinds)[number];
+
 /** The run a session machine hands out to execute: its messages, its prompt, and where it stands. */
 export interface RunTicket {
   readonly runId: string;
+  /** What runs. @default 'agent' */
+  readonly kind?: RunKind;
+  /** A plan run's or an undo's job (`RunJobs`), the work its caller handed the session. */
+  readonly job?: string;
   readonly prompt: string;
   /** The inline attachments of its messages, in message order, after the prompt's text. */
   readonly attachments?: readonly InlineAttachment[];

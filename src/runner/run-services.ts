@@ -1,7 +1,6 @@
 import type { Clock } from '../core/index.js';
 import type { IdGenerator, Random } from '../core/index.js';
 import type { GlobalLane } from '../lanes/index.js';
-import type { SessionLane } from '../lanes/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { StepToolRunner } from '../plans/index.js';
 import type { ThinkingLevel } from '../providers/index.js';
@@ -77,8 +76,6 @@ export interface ToolServices {
 
 /** The lanes a run waits in, and whether the runtime still starts runs. */
 export interface LaneServices {
-  /** Serialises a session's runs; undo and plan runs take it too, so they never overlap a run. */
-  readonly sessionLane: SessionLane;
   readonly globalLane: GlobalLane;
   /** False once the runtime is closing: runs that have not started yet stay queued. */
   readonly accepting: () => boolean;

@@ -1,3 +1,4 @@
+import { createRunJobs, type RunJobs } from './run-jobs.js';
 import type { WorkInProgress } from './settle-work.js';
 
 /** A plan run executing now: its abort, and a promise settled once it stopped. */
@@ -19,11 +20,13 @@ export interface RunWork {
   readonly undos: Set<ActiveUndo>;
   /** Plan runs an `approvePlan` is resuming (a second approval of the same pause is refused). */
   readonly resumingPlans: Set<string>;
+  /** Plan runs and undos handed to their session machine and not started yet. */
+  readonly jobs: RunJobs;
 }
 
 /** No work in progress yet. */
 export function createRunWork(): RunWork {
-  return { plans: new Map(), undos: new Set(), resumingPlans: new Set() };
+  return { plans: new Map(), undos: new Set(), resumingPlans: new Set(), jobs: createRunJobs() };
 }
 
 /** Track a plan run executing now; returns what stops tracking it. */

@@ -30,6 +30,13 @@ export interface SessionControl {
   holdPlan(runId: string): void;
   /** The session holds the plan paused on `steps` (`PLAN.PAUSED`), so its snapshot keeps it. */
   pausePlan(runId: string, steps: readonly PlanStepWait[], at: number): void;
+  /**
+   * Run `body` as a run of kind `kind` of the session: the session machine starts it on entering `running`, at
+   * once when no run is active, else after the active run (and the plan runs and undos handed it before). Its
+   * signal is the run's: `abort()` and an interrupting message reach it as they reach an agent run. Settles as
+   * `body` does.
+   */
+  run<T>(kind: 'plan' | 'undo', runId: string, body: (signal: AbortSignal) => Promise<T>): Promise<T>;
   /** Persist the session's snapshot. */
   persist(): Promise<void>;
   /** The session lets the plan go, its queue drains (`PLAN.ENDED`, with the run's summary when it ended). */

@@ -2,7 +2,7 @@ import { createDeferred } from '../core/index.js';
 import { RuntimeError, type ErrorInfo } from '../core/index.js';
 import type { CompensationRecord } from '../ledger/index.js';
 import { executeTool } from '../tools/index.js';
-import type { SessionScope } from './session-scope.js';
+import { assertNoPausedRun, type SessionScope } from './session-scope.js';
 import type { RunBasics, ToolServices } from './run-services.js';
 import type { ActiveUndo, RunWork } from './run-work.js';
 import { settleWork } from './settle-work.js';
@@ -36,12 +36,19 @@ export interface UndoOptions {
  * signal): it is recorded `in_doubt`, as one found `started` after a crash, and no undo starts it again unless
  * called with `inDoubt: 'retry'`. An aborted undo runs no more compensations.
  */
-export function undoRun(scope: SessionScope, runId: string, options: UndoOptions = {}): Promise<UndoResult> {
-  // Queued in the session lane behind a run, it may only start once close() began: nothing runs then.
+export function undoRun(
+  scope: SessionScope,
+  runId: string,
+  options: UndoOptions = {},
+  signal?: AbortSignal,
+): Promise<UndoResult> {
+  // Queued in the session machine behind a run, it may only start once close() began: nothing runs then.
   if (!scope.services.accepting()) {
     return Promise.reject(new RuntimeError('runtime_closed', 'undo: the runtime is closing'));
   }
   const controller = new AbortController();
+  // The run's signal (the session machine's `abort()` or an interrupting message) aborts the undo.
+  if (signal !== undefined) followAbort(signal, controller);
   const done = createDeferred<void>();
   const entry: ActiveUndo = { controller, finished: done.promise, sessionKey: scope.control.key };
   scope.work.undos.add(entry);
@@ -51,11 +58,28 @@ export function undoRun(scope: SessionScope, runId: string, options: UndoOptions
   });
 }
 
-/** Abort the undos `sessionKey` is running now (what `session.abort()` does); how many there were. */
-export function abortUndos(work: RunWork, sessionKey: string, reason: string): number {
-  const undos = [...work.undos].filter((undo) => undo.sessionKey === sessionKey);
-  for (const undo of undos) undo.controller.abort(new RuntimeError('cancelled', reason));
-  return undos.length;
+/**
+ * `session.undo(runId)`: an undo is a run of the session, which its machine starts when no other run is active. A
+ * session whose run is paused refuses it (`rejected_busy`), as it refuses a plan: a pause may last a day.
+ */
+export function startUndo(
+  scope: SessionScope,
+  runId: string,
+  options: UndoOptions = {},
+): Promise<UndoResult> {
+  assertNoPausedRun(scope.control, 'undo');
+  return scope.control.run('undo', runId, (signal) => undoRun(scope, runId, options, signal));
+}
+
+/** Abort `controller` with a `cancelled` error of the same message when `signal` aborts. */
+function followAbort(signal: AbortSignal, controller: AbortController): void {
+  const abort = (): void => {
+    const reason: unknown = signal.reason;
+    const message = reason instanceof Error ? reason.message : 'the undo was aborted';
+    controller.abort(new RuntimeError('cancelled', message));
+  };
+  if (signal.aborted) abort();
+  else signal.addEventListener('abort', abort, { once: true });
 }
 
 async function compensate(

@@ -1,6 +1,5 @@
 import type { LiveSession } from '../actors/index.js';
 import type { GlobalLane } from '../lanes/index.js';
-import type { SessionLane } from '../lanes/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { StepToolRunner } from '../plans/index.js';
 import { maxAttempts } from '../policies/index.js';
@@ -21,7 +20,6 @@ export interface RunServiceParts {
   readonly ledger: Ledger;
   readonly bus: EventBus;
   readonly profiles: AuthProfilePool;
-  readonly sessionLane: SessionLane;
   readonly globalLane: GlobalLane;
   readonly toolsFor: (sessionKey: string) => ToolRegistry;
   readonly toolByName: (name: string) => Tool | undefined;
@@ -76,7 +74,6 @@ export function buildRunServices(config: RuntimeConfig, parts: RunServiceParts):
     prices: (provider, model) => config.prices[`${provider}/${model}`],
     maxAttempts: config.failover.maxAttempts ?? maxAttempts(config.authProfiles.length),
     maxWaitMs: config.failover.maxWaitMs,
-    sessionLane: parts.sessionLane,
     globalLane: parts.globalLane,
     toolsFor: parts.toolsFor,
     toolByName: parts.toolByName,

@@ -4,7 +4,6 @@ import { createDeferred, type Deferred } from '../core/index.js';
 import { RuntimeError } from '../core/index.js';
 import type { RuntimeEvent } from '../core/index.js';
 import { createGlobalLane, type LaneStats } from '../lanes/index.js';
-import { createSessionLane } from '../lanes/index.js';
 import type { TranscriptFork } from '../ledger/index.js';
 import { needsApproval } from '../policies/index.js';
 import type { RunServices } from '../runner/index.js';
@@ -157,7 +156,6 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
   const bus = createEventBus({ ledger, clock, onError });
   const report = createCorruptRowReporter({ ledger, bus, live, onError });
   const stopCorruptReports = ledger.onCorruptRow?.(report);
-  const sessionLane = createSessionLane();
   const globalLane = withClusterLane(opened.worker, createGlobalLane({ ...config.globalLane, clock }));
   const profiles = createAuthProfiles({
     profiles: config.authProfiles,
@@ -175,7 +173,6 @@ function openBase(config: RuntimeConfig, state: ClosingState): RuntimeBase {
     ledger,
     bus,
     profiles,
-    sessionLane,
     globalLane,
     toolsFor,
     toolByName,

@@ -9,7 +9,7 @@ import { assertOpen, type RuntimeInternals } from '../actors/index.js';
 import { assertMayControl, type Controller } from '../actors/index.js';
 import { approveCall, supplyResult } from '../actors/index.js';
 import { approvePlan, executePlan } from '../actors/index.js';
-import { undoRun } from '../runner/index.js';
+import { startUndo } from '../runner/index.js';
 import { sessionScopeOf } from '../actors/index.js';
 import { assertUndoable, parseUndoOptions } from '../actors/index.js';
 import { parseDeliveryInDoubt } from './delivery-report.js';
@@ -85,9 +85,7 @@ export function createSessionHandle(internals: RuntimeInternals, key: string): S
       assertOpen(internals);
       const decided = parseUndoOptions(options);
       const id = await assertUndoable(internals, key, runId);
-      return withSession(key, (live) =>
-        internals.services.sessionLane.run(key, () => undoRun(sessionScopeOf(internals, live), id, decided)),
-      );
+      return withSession(key, (live) => startUndo(sessionScopeOf(internals, live), id, decided));
     },
     async executePlan(plan, options) {
       assertOpen(internals);

@@ -1,3 +1,4 @@
+import { RuntimeError } from '../core/index.js';
 import { isRunActive } from '../policies/index.js';
 import { settleRunWork } from '../runner/index.js';
 import type { RuntimeInternals } from '../actors/index.js';
@@ -55,6 +56,8 @@ export async function shutdown(
   await settleRunWork(internals.services, internals.work, timeoutMs);
   steps.stopTimers();
   await internals.registry.stopAll();
+  // A plan run or an undo still waiting for its session's run never starts now.
+  internals.work.jobs.failAll(new RuntimeError('runtime_closed', 'the runtime closed before it could start'));
   await steps.closeLanes();
   steps.markClosed();
   await internals.bus.flushed();
