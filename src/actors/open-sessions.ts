@@ -58,7 +58,9 @@ export function openSessions(
     clock,
     ids: config.ids,
     executeRun: createRunExecutor(services, (request) =>
-      request.run.job === undefined ? undefined : internals.get().work.jobs.take(request.run.job),
+      request.run.job === undefined
+        ? undefined
+        : internals.get().work.jobs.take(request.run.job, request.sessionKey, request.run.runId),
     ),
     portOf: (sessionKey) => services.sessionPort(sessionKey),
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),

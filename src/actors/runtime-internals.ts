@@ -91,6 +91,8 @@ function runInSession<T>(
       return;
     }
     const job = internals.work.jobs.add({
+      sessionKey: session.key,
+      runId,
       run: async (request) => {
         const startedAt = clock.now();
         try {

@@ -465,6 +465,9 @@ export function reconcileContext(
     run: null,
     pause: null,
     plans: [],
+    // Plan runs and undos handed to the session and not started died with their callers: their jobs were in the
+    // process that saved this snapshot (a crash-cut plan is resumed by startup recovery, not from here).
+    work: [],
     nextOrder: Math.max(base.nextOrder, state.lastOrder + 1),
     drainAt,
   };

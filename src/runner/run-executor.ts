@@ -11,36 +11,16 @@ import type { RunResult } from './run-summary.js';
  * Build the one entry a session machine starts every run kind through. An agent run goes
  * `globalLane -> turn loop`, opened, its messages marked consumed, its turns and its end or pause recorded; a plan
  * run or an undo runs the job its caller handed the session (`jobFor`). The machine runs one run of a session at
- * a time; the executor also holds a run back until the session's previous execution settled, so a run can never
- * execute beside another of its session even if the machine moved on early (the mixed crash suite once recorded a
- * plan run and an agent run of one session at work together; the cause was not found).
+ * a time, so no session lane is needed.
  */
 export function createRunExecutor(
   services: RunServices,
   jobFor: (request: RunRequest) => RunJob | undefined,
 ): ExecuteRun {
   const agent = createAgentExecutor(services);
-  const execute: ExecuteRun = (request, port) => {
+  return (request, port) => {
     const kind = request.run.kind ?? 'agent';
     return kind === 'agent' ? agent(request, port) : runJob(jobFor, request);
-  };
-  return oneAtATime(execute);
-}
-
-/** `execute`, with each session's executions one after another: a run starts once the previous one settled. */
-function oneAtATime(execute: ExecuteRun): ExecuteRun {
-  const tails = new Map<string, Promise<void>>();
-  const settled = (): void => undefined;
-  return (request, port) => {
-    const key = request.sessionKey;
-    const previous = tails.get(key);
-    const run = previous === undefined ? execute(request, port) : previous.then(() => execute(request, port));
-    const tail = run.then(settled, settled);
-    tails.set(key, tail);
-    void tail.then(() => {
-      if (tails.get(key) === tail) tails.delete(key);
-    });
-    return run;
   };
 }
 

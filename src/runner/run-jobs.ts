@@ -4,8 +4,11 @@ import type { RunResult, RunSummary } from './run-summary.js';
 /**
  * A plan run or an undo waiting for its session machine to start it: `run` executes it when the machine enters
  * `running` with it (its caller hears the outcome through its own promise), `fail` refuses it when it never can.
+ * It belongs to one run of one session (`sessionKey`, `runId`): only that run's START takes it.
  */
 export interface RunJob {
+  readonly sessionKey: string;
+  readonly runId: string;
   readonly run: (request: RunRequest) => Promise<RunResult>;
   readonly fail: (error: Error) => void;
 }
@@ -14,8 +17,11 @@ export interface RunJob {
 export interface RunJobs {
   /** Keep `job` until its machine starts it; returns the id its START event names. */
   add(job: RunJob): string;
-  /** The job `id` names, taken (a job starts once). */
-  take(id: string): RunJob | undefined;
+  /**
+   * The job `id` names, taken (a job starts once), when it is the job of run `runId` of session `sessionKey`: an id
+   * from another process (a snapshot saved before a crash) may name another session's job here, which stays.
+   */
+  take(id: string, sessionKey: string, runId: string): RunJob | undefined;
   /** Refuse every job not started yet (their sessions stopped: `close()`). */
   failAll(error: Error): void;
 }
@@ -30,8 +36,9 @@ export function createRunJobs(): RunJobs {
       waiting.set(id, job);
       return id;
     },
-    take(id) {
+    take(id, sessionKey, runId) {
       const job = waiting.get(id);
+      if (job === undefined || job.sessionKey !== sessionKey || job.runId !== runId) return undefined;
       waiting.delete(id);
       return job;
     },
