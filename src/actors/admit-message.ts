@@ -100,7 +100,8 @@ export function decide(
   message: InboundMessage,
   options: QueueSettingsInput,
 ): Decided | SendResult {
-  checkRole(deps.authority, 'send: sender.role', message.sender?.role);
+  const role = message.sender?.role;
+  if (role !== undefined) checkRole(deps.authority, 'send: sender.role', role);
   const now = deps.clock.now();
   const messageId = message.id ?? deps.ids('msg');
   const before = session.actor.getSnapshot();
@@ -328,7 +329,8 @@ export async function sendMessage(
   assertOpen(internals);
   const message = parseInboundMessage(input);
   const settings = parseQueueSettings('send: options', options);
-  internals.admission.attachments.check(message.parts);
+  // A message without parts has none to check.
+  if (message.parts !== undefined) internals.admission.attachments.check(message.parts);
   // An admission holds the session's door: the calls after it wait until its message applied (or failed).
   return internals.withSession(key, (live) => admitNow(internals.admission, live, message, settings), {
     holds: true,

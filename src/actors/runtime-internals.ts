@@ -5,7 +5,7 @@ import { endHeldPlan, endPausedPlan, workEnded, type AbortStatus } from '../runn
 import type { SessionTools } from './session-tools.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from '../events/index.js';
-import { pausedPlanOf, stepsFromEvents } from './session-pause.js';
+import { decideInto, pausedPlanOf, stepsFromEvents } from './session-pause.js';
 
 /** What session handles share with their runtime: the run services, and the session side of the runtime. */
 export interface RuntimeInternals {
@@ -63,14 +63,8 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
     persist: () => internals.registry.persist(session),
     releasePlan: (runId, summary) =>
       session.actor.send({ type: 'PLAN.ENDED', runId, ...(summary === undefined ? {} : { summary }) }),
-    settleCall(turn, position) {
-      session.actor.send({ type: 'PAUSE.SETTLED', turn, position });
-      const after = context();
-      return {
-        ...(after.run === null ? {} : { runId: after.run.runId }),
-        ...(after.pause === null ? {} : { state: after.pause.state }),
-      };
-    },
+    settleCall: (call, answer) =>
+      decideInto(session.actor, { type: 'DECIDE', toolCallId: call.toolCallId, answer }),
   };
 }
 

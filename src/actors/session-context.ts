@@ -7,6 +7,7 @@ import type {
   RunPaused,
   RunResult,
   RunSummary,
+  WaitingCall,
 } from '../runner/index.js';
 import {
   type Admission,
@@ -164,9 +165,26 @@ export interface RunSettled {
 /**
  * What the session actor emits as it decides on a message (ADMIT): how a durable message ended up
  * (`message.admitted`), or, for a preview of a message not written yet, the status to record or the
- * refusal (`admission.previewed`). A drain that takes the queue into a run emits `run.taken`.
+ * refusal (`admission.previewed`). A drain that takes the queue into a run emits `run.taken`. An answer to a
+ * waiting call (DECIDE) settles it (`call.settled`) or is refused (`decision.refused`).
  */
-export type SessionEmitted = RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken;
+export type SessionEmitted =
+  RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken | CallSettled | DecisionRefused;
+
+/** DECIDE settled a waiting call; `state` is the pause after it (absent: nothing waits, the run goes on). */
+export interface CallSettled {
+  readonly type: 'call.settled';
+  readonly call: WaitingCall;
+  readonly state?: PauseState;
+}
+
+/** DECIDE was refused: no such call waits, or it waits for the other answer, or it was settled already. */
+export interface DecisionRefused {
+  readonly type: 'decision.refused';
+  readonly toolCallId: string;
+  readonly code: 'not_found' | 'invalid_input';
+  readonly message: string;
+}
 
 /** A durable message's outcome, as the ADMIT that took it left the session. */
 export interface MessageAdmitted {
@@ -230,11 +248,22 @@ export type SessionEvent =
   | { type: 'END.OBSERVED'; runId: string }
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'RUN.PAUSED'; paused: RunPaused; unadmitted: readonly SteerMessage[]; at: number }
-  | { type: 'PAUSE.SETTLED'; turn: number; position: number }
+  | DecideEvent
   | { type: 'RUN.NOT_STARTED'; at: number }
   | { type: 'PLAN.HELD'; runId: string }
   | { type: 'PLAN.PAUSED'; runId: string; steps: readonly PlanStepWait[]; at: number }
   | { type: 'PLAN.ENDED'; runId: string; summary?: RunSummary };
+
+/**
+ * An operator's answer to a call the paused run waits for: a decision (`approve()`) or a result
+ * (`supplyToolResult()`). The machine's `decides` guard settles the call or refuses the answer (session-pause.ts
+ * `decisionOn`), and emits which (`call.settled`, `decision.refused`).
+ */
+export interface DecideEvent {
+  readonly type: 'DECIDE';
+  readonly toolCallId: string;
+  readonly answer: 'approval' | 'deferred';
+}
 
 /** The context of a brand-new session. */
 export function initialSessionContext(sessionKey: string): SessionContext {

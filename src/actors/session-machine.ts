@@ -31,6 +31,7 @@ import {
   pauseRun,
   continueRun,
   settlePausedCall,
+  decisionOn,
   steerMessageOf,
   unadmittedItem,
   waitingCalls,
@@ -106,6 +107,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       drainDue: ({ context }) => context.drainAt !== null && context.drainAt <= clock.now(),
       pausedFor: ({ event }, state: 'awaiting_approval' | 'awaiting_tool_results') =>
         event.type === 'RUN.PAUSED' && event.paused.state === state,
+      // An answer to a waiting call of the paused run (approve, reject, edit, a supplied result): `decisionOn`.
+      decides: ({ context, event }) => event.type === 'DECIDE' && decisionOn(context, event).ok,
       nothingWaits: ({ context }) => waitingCalls(context) === 0,
       noApprovalWaits: ({ context }) => waitingCalls(context, 'approval') === 0,
       // The pure admission policy at the state's place, with the context's queue (session-admission.ts).
@@ -223,9 +226,26 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         for (const { runId } of heldPlans(context))
           deps.endPlan(context.sessionKey, runId, ending.status, ending.reason);
       },
-      settlePaused: assign(({ context, event }) =>
-        event.type === 'PAUSE.SETTLED' ? settlePausedCall(context, event.turn, event.position) : context,
-      ),
+      // An answer settles the call it names (the paused state's `always` moves on once nothing waits).
+      settleCall: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'DECIDE') return;
+        const verdict = decisionOn(context, event);
+        if (!verdict.ok) return;
+        const { call } = verdict;
+        const next = settlePausedCall(context, call.turn, call.position);
+        enqueue.assign(() => next);
+        const state = waitingCalls(next) === 0 ? undefined : next.pause?.state;
+        const after =
+          state === undefined || waitingCalls(next, 'approval') > 0 ? state : 'awaiting_tool_results';
+        enqueue.emit({ type: 'call.settled', call, ...(after === undefined ? {} : { state: after }) });
+      }),
+      refuseDecision: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'DECIDE') return;
+        const verdict = decisionOn(context, event);
+        if (verdict.ok) return;
+        const { code, message } = verdict;
+        enqueue.emit({ type: 'decision.refused', toolCallId: event.toolCallId, code, message });
+      }),
       abortPaused: assign(({ context, event }) =>
         event.type === 'ABORT'
           ? continueRun(context, { status: event.status, reason: event.reason })
@@ -242,6 +262,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       CONFIGURE: { actions: assign(({ context, event }) => configured(context, event)) },
       CONFIGURE_TOOLS: { actions: assign(({ context, event }) => configured(context, event)) },
       'END.OBSERVED': { actions: assign(({ context, event }) => withoutUnobservedEnd(context, event.runId)) },
+      // Decided in any state: only a paused run has calls that wait (`previewDecision` selects, never sends, it).
+      DECIDE: [{ guard: 'decides', actions: 'settleCall' }, { actions: 'refuseDecision' }],
       'PLAN.HELD': { actions: 'planChanged' },
       'PLAN.PAUSED': { actions: ['planChanged', 'settled'] },
       'PLAN.ENDED': { actions: ['planChanged', 'settled'] },
@@ -422,11 +444,10 @@ export interface AdmitGuardParams {
 }
 
 /**
- * What a paused session does with events (both pause states): settle calls and end the paused run on an abort.
- * Messages are admitted by `pausedAdmission` (a steer is queued as a followup; an interrupting message ends it).
+ * What a paused session does with events (both pause states): resume a paused plan, end the paused run on an
+ * abort. Answers to its calls are DECIDE (any state); messages are admitted by `pausedAdmission` (a steer is queued as a followup; an interrupting message ends it).
  */
 const pausedEvents = {
-  'PAUSE.SETTLED': { actions: 'settlePaused' },
   // approvePlan resumes a paused plan; any other plan run or undo waits for the paused run to end.
   START: [{ guard: 'resumesPlan', target: 'running', actions: 'resumePlan' }, { actions: 'queueWork' }],
   // A paused plan closed by an abort (`endHeldPlan`) lets the session go.

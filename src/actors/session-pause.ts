@@ -1,12 +1,17 @@
 import { attributeMessage } from '../policies/index.js';
-import type { AbortStatus, SteerMessage, RunPaused, RunResult } from '../runner/index.js';
+import type { AbortStatus, SteerMessage, RunPaused, RunResult, WaitingCall } from '../runner/index.js';
 import type {
   QueuedMessage,
   SessionContext,
   PlanHold,
   PlanStepWait,
   SessionEvent,
+  DecideEvent,
+  CallSettled,
+  DecisionRefused,
 } from './session-context.js';
+import type { SessionActor } from './session-machine.js';
+import { RuntimeError, type PauseState } from '../core/index.js';
 import type { Ledger, RunRecord, SessionState } from '../ledger/index.js';
 
 /**
@@ -42,11 +47,99 @@ export function settlePausedCall(context: SessionContext, turn: number, position
   return { ...context, pause: { ...pause, calls } };
 }
 
+/** What the session says to an answer: the waiting call it settles, or why it refuses it (nothing changes then). */
+export type DecisionVerdict =
+  | { readonly ok: true; readonly call: WaitingCall }
+  | { readonly ok: false; readonly code: 'not_found' | 'invalid_input'; readonly message: string };
+
+/**
+ * The session's verdict on an answer to call `toolCallId` of its paused run: the rules of the `decides` guard. An
+ * id the pause does not know (another session's, a run that is not paused, a paused plan's step, a typo) is
+ * `not_found`; a call already settled, or waiting for the other kind of answer, is `invalid_input`. A call in
+ * doubt takes either answer: a decision (approve runs it again) or the outcome an operator knows.
+ */
+export function decisionOn(context: SessionContext, event: DecideEvent): DecisionVerdict {
+  const { pause, run, sessionKey } = context;
+  const { toolCallId, answer } = event;
+  const what = answer === 'approval' ? 'approve' : 'supplyToolResult';
+  const matches = (pause?.calls ?? []).filter((call) => call.toolCallId === toolCallId);
+  const call = matches.find((candidate) => !candidate.settled) ?? matches[0];
+  // A paused plan's steps are decided with approvePlan, not one call at a time.
+  if (pause === null || run === null || call === undefined || run.kind === 'plan') {
+    const message = `${what}: no tool call "${toolCallId}" is waiting in session "${sessionKey}"`;
+    return { ok: false, code: 'not_found', message };
+  }
+  if (call.needs !== answer && call.inDoubt !== true) {
+    const instead = call.needs === 'approval' ? 'approve()' : 'supplyToolResult()';
+    const message = `${what}: tool call "${toolCallId}" waits for ${instead}`;
+    return { ok: false, code: 'invalid_input', message };
+  }
+  if (call.settled) {
+    const message = `${what}: tool call "${toolCallId}" was already settled`;
+    return { ok: false, code: 'invalid_input', message };
+  }
+  const { tool, turn, position } = call;
+  return { ok: true, call: { runId: run.runId, toolCallId: call.toolCallId, tool, turn, position } };
+}
+
 /** Calls of the pause still waiting for `needs` (any when omitted). */
 export function waitingCalls(context: SessionContext, needs?: 'approval' | 'deferred'): number {
   return (context.pause?.calls ?? []).filter(
     (call) => !call.settled && (needs === undefined || call.needs === needs),
   ).length;
+}
+
+/**
+ * The session machine's verdict on an answer before anything is checked or written (authority, edited arguments):
+ * the transition its DECIDE would take now, selected with xstate's `getTransitionData` (guards run, nothing
+ * changes). Returns the waiting call it would settle; throws the refusal's `RuntimeError`.
+ */
+export function previewDecision(actor: SessionActor, event: DecideEvent): WaitingCall {
+  const snapshot = actor.getSnapshot();
+  const settles = actor.logic
+    .getTransitionData(snapshot, event)
+    .some((selected) => selected.actions.some((action) => actionType(action) === 'settleCall'));
+  const verdict = decisionOn(snapshot.context, event);
+  if (settles && verdict.ok) return verdict.call;
+  throw refusalOf(snapshot.context.sessionKey, event, verdict.ok ? undefined : verdict);
+}
+
+/**
+ * Send an answer's DECIDE and take what the machine emits for it: the pause state after the call settled (absent:
+ * nothing waits and the run goes on), or the refusal, thrown (nothing changed).
+ */
+export function decideInto(actor: SessionActor, event: DecideEvent): { readonly state?: PauseState } {
+  let outcome: CallSettled | DecisionRefused | undefined;
+  const settled = actor.on('call.settled', (emitted) => {
+    if (emitted.call.toolCallId === event.toolCallId) outcome = emitted;
+  });
+  const refused = actor.on('decision.refused', (emitted) => {
+    if (emitted.toolCallId === event.toolCallId) outcome = emitted;
+  });
+  try {
+    actor.send(event);
+  } finally {
+    settled.unsubscribe();
+    refused.unsubscribe();
+  }
+  if (outcome?.type === 'call.settled') return outcome.state === undefined ? {} : { state: outcome.state };
+  throw refusalOf(actor.getSnapshot().context.sessionKey, event, outcome);
+}
+
+/** The error an answer the machine refused ends with (`internal` when it neither settled nor refused it). */
+function refusalOf(
+  sessionKey: string,
+  event: DecideEvent,
+  refusal: { readonly code: 'not_found' | 'invalid_input'; readonly message: string } | undefined,
+): RuntimeError {
+  if (refusal !== undefined) return new RuntimeError(refusal.code, refusal.message);
+  return new RuntimeError('internal', `session "${sessionKey}" made no decision on "${event.toolCallId}"`);
+}
+
+/** The type of a transition's action as xstate hands it back (a name, or an object with one). */
+function actionType(action: unknown): unknown {
+  if (typeof action === 'string') return action;
+  return typeof action === 'object' && action !== null && 'type' in action ? action.type : undefined;
 }
 
 /**

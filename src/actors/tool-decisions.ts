@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { LiveSession } from './session-registry.js';
 import { approvalDecisions, approvalMemories, RuntimeError, assertInputBounds } from '../core/index.js';
 import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
-import { settleApproval, settleSupplied, type WaitingCall, serialize } from '../runner/index.js';
+import { settleApproval, settleSupplied, serialize } from '../runner/index.js';
+import { previewDecision } from './session-pause.js';
 import { describeInvalidArgs, type ToolRegistry } from '../tools/index.js';
 import { wellFormed } from './inbound-message.js';
 import { assertMayControl, type Controller } from './authority.js';
@@ -60,39 +61,6 @@ function parse<T>(schema: z.ZodType<T>, what: string, input: unknown): T {
   throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);
 }
 
-/**
- * The waiting call `toolCallId` of the session's paused run. An id the session's pause does not know (another
- * session's, a run that is not paused, a typo) is `not_found`; a call already settled, or waiting for the other
- * kind of answer, is `invalid_input`. Nothing changes either way.
- */
-function waitingCall(
-  session: LiveSession,
-  what: 'approve' | 'supplyToolResult',
-  toolCallId: string,
-  needs: 'approval' | 'deferred',
-): WaitingCall {
-  const { pause, run } = session.actor.getSnapshot().context;
-  const matches = (pause?.calls ?? []).filter((call) => call.toolCallId === toolCallId);
-  const call = matches.find((candidate) => !candidate.settled) ?? matches[0];
-  // A paused plan's steps are decided with approvePlan, not one call at a time.
-  if (pause === null || run === null || call === undefined || run.kind === 'plan') {
-    throw new RuntimeError(
-      'not_found',
-      `${what}: no tool call "${toolCallId}" is waiting in session "${session.key}"`,
-    );
-  }
-  // A call in doubt takes either answer: a decision (approve runs it again) or the outcome an operator knows.
-  if (call.needs !== needs && call.inDoubt !== true) {
-    const instead = call.needs === 'approval' ? 'approve()' : 'supplyToolResult()';
-    throw new RuntimeError('invalid_input', `${what}: tool call "${toolCallId}" waits for ${instead}`);
-  }
-  if (call.settled) {
-    throw new RuntimeError('invalid_input', `${what}: tool call "${toolCallId}" was already settled`);
-  }
-  const { tool, turn, position } = call;
-  return { runId: run.runId, toolCallId: call.toolCallId, tool, turn, position };
-}
-
 /** Check edited arguments against the tool's schema; `args_invalid` (changing nothing) when they do not fit. */
 function checkEditedArgs(tools: ToolRegistry, tool: string, args: unknown): void {
   const definition = tools.get(tool);
@@ -109,7 +77,11 @@ export async function approveCall(
   input: ApprovalInput,
 ): Promise<void> {
   const request = parse(approvalSchema, 'approve', input);
-  const call = waitingCall(session, 'approve', request.toolCallId, 'approval');
+  const call = previewDecision(session.actor, {
+    type: 'DECIDE',
+    toolCallId: request.toolCallId,
+    answer: 'approval',
+  });
   const action = request.decision === 'edit' ? 'edit' : 'approve';
   assertMayControl(internals.admission.authority, session, action, request.by);
   if (request.decision === 'edit')
@@ -158,7 +130,11 @@ export async function supplyResult(
   input: SupplyInput,
 ): Promise<void> {
   const request = parse(supplySchema, 'supplyToolResult', input);
-  const call = waitingCall(session, 'supplyToolResult', request.toolCallId, 'deferred');
+  const call = previewDecision(session.actor, {
+    type: 'DECIDE',
+    toolCallId: request.toolCallId,
+    answer: 'deferred',
+  });
   assertMayControl(internals.admission.authority, session, 'supply', request.by);
   const result = suppliedResult(internals.services.toolsFor(session.key), call.tool, request);
   await settleSupplied(sessionScopeOf(internals, session), call, result);

@@ -25,7 +25,7 @@ export {
   type RecoveryPolicy,
 } from './crash-record.js';
 export type { AuthProfilePool, ModelCandidate } from './failover-context.js';
-export { settleApproval, settleSupplied, type WaitingCall } from './pause-decisions.js';
+export { settleApproval, settleSupplied } from './pause-decisions.js';
 export { resumeCrashedPlan } from './plan-crash-resume.js';
 export { endHeldPlan, endPausedPlan } from './plan-end.js';
 export { resumePlanRun } from './plan-resume.js';
@@ -52,7 +52,7 @@ export {
   type RunSummary,
 } from './run-summary.js';
 export { createRunWork, type RunWork } from './run-work.js';
-export type { SessionControl } from './session-control.js';
+export type { SessionControl, WaitingCall } from './session-control.js';
 export type { RunPort, SessionPort } from './session-port.js';
 export type { SessionScope } from './session-scope.js';
 export {

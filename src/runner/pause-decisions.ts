@@ -1,18 +1,10 @@
 import type { ApprovalDecision, ToolCallResult } from '../ledger/index.js';
 import type { SessionScope } from './session-scope.js';
-
-/** A call of the session's paused run that waits for an operator's decision or a supplied result. */
-export interface WaitingCall {
-  readonly runId: string;
-  readonly toolCallId: string;
-  readonly tool: string;
-  readonly turn: number;
-  readonly position: number;
-}
+import type { WaitingCall } from './session-control.js';
 
 /**
- * Record an operator's decision on a call waiting for approval and tell the session (it resumes when nothing
- * waits). When the last approval settled while deferred calls still wait, the run now waits for their results.
+ * Settle a call waiting for approval with an operator's decision in the session machine (it resumes the run
+ * when nothing waits), then record and announce it. When the last approval settled while deferred calls still wait, the run now waits for their results.
  */
 export async function settleApproval(
   scope: SessionScope,
@@ -21,6 +13,8 @@ export async function settleApproval(
 ): Promise<void> {
   const { ledger, clock } = scope.services;
   const { runId, turn, position } = call;
+  // The session machine settles the call first: an answer it refuses changes nothing, recorded or announced.
+  const after = scope.control.settleCall(call, 'approval');
   const written = ledger.updateToolCall(
     { runId, turn, position },
     {
@@ -38,12 +32,11 @@ export async function settleApproval(
     ...(decision.remember === undefined ? {} : { remember: decision.remember }),
     ...(decision.message === undefined ? {} : { message: decision.message }),
   });
-  const after = scope.control.settleCall(turn, position);
-  const moved = after.state === 'awaiting_tool_results' && after.runId === runId;
+  const moved = after.state === 'awaiting_tool_results';
   await Promise.all([written, ...(moved ? [ledger.setRunStatus(runId, 'awaiting_tool_results')] : [])]);
 }
 
-/** Record the supplied result of a deferred call and tell the session (it resumes when nothing waits). */
+/** Settle a deferred call with its supplied result in the session machine, then record and announce it. */
 export async function settleSupplied(
   scope: SessionScope,
   call: WaitingCall,
@@ -51,6 +44,7 @@ export async function settleSupplied(
 ): Promise<void> {
   const { ledger, clock } = scope.services;
   const { runId, turn, position } = call;
+  scope.control.settleCall(call, 'deferred');
   const written = ledger.updateToolCall(
     { runId, turn, position },
     { status: 'supplied', result, resolvedAt: clock.now() },
@@ -62,6 +56,5 @@ export async function settleSupplied(
     tool: call.tool,
     isError: result.isError,
   });
-  scope.control.settleCall(turn, position);
   await written;
 }

@@ -1,6 +1,15 @@
 import type { EventInput, PauseState } from '../core/index.js';
 import type { RunSummary } from './run-summary.js';
 
+/** A call of the session's paused run that waits for an operator's decision or a supplied result. */
+export interface WaitingCall {
+  readonly runId: string;
+  readonly toolCallId: string;
+  readonly tool: string;
+  readonly turn: number;
+  readonly position: number;
+}
+
 /** A plan step a paused plan waits for, and its tool. */
 export interface PlanStepWait {
   readonly stepId: string;
@@ -42,7 +51,9 @@ export interface SessionControl {
   /** The session lets the plan go, its queue drains (`PLAN.ENDED`, with the run's summary when it ended). */
   releasePlan(runId: string, summary?: RunSummary): void;
   /**
-   * A waiting call of the paused run was settled (`PAUSE.SETTLED`); returns the paused run and its state after.
+   * Settle waiting call `call` of the paused run with an answer of kind `answer` (the session machine's DECIDE):
+   * returns the pause state after it (absent when nothing waits and the run goes on). An answer the machine
+   * refuses throws its `RuntimeError` (`not_found`, `invalid_input`) and changes nothing.
    */
-  settleCall(turn: number, position: number): { readonly runId?: string; readonly state?: PauseState };
+  settleCall(call: WaitingCall, answer: 'approval' | 'deferred'): { readonly state?: PauseState };
 }

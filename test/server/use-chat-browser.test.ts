@@ -183,10 +183,12 @@ describe('useChat (@ai-sdk/react) in Chromium against the chat route', () => {
       { text: 'It is cancelled.' },
     ]);
     await act(page, 'send', 'cancel o-1');
-    const waiting = await until(page, (shown) =>
-      answer(shown).some((part) => part.state === 'approval-requested'),
+    // The part shows as soon as its chunk arrives; the stream ends (status ready) a moment later.
+    const waiting = await until(
+      page,
+      (shown) =>
+        shown.status === 'ready' && answer(shown).some((part) => part.state === 'approval-requested'),
     );
-    expect(waiting.status).toBe('ready');
     expect(answer(waiting)).toEqual([
       { type: 'text', state: 'done', text: 'Cancelling.' },
       { type: 'tool-cancel', state: 'approval-requested', text: '' },
