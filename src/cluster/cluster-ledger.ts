@@ -155,6 +155,9 @@ export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger {
       Promise.all(runsOf(events).map((run) => view(run[0]?.sessionKey ?? '').appendEvents(run))).then(
         () => undefined,
       ),
+    // A held session's transcript from its view: the owner answers its latest turns from memory (the ledger's
+    // own read goes to the database, since another worker may write a session this one does not hold).
+    listTurns: (sessionKey, options) => (views.get(sessionKey) ?? ledger).listTurns(sessionKey, options),
     // The ledger is the runtime's to close; the views share its connection.
     close: () => ledger.close(),
   };
