@@ -50,6 +50,15 @@ describe('the Postgres ledger, a transcript from memory', () => {
     expect(await open(schema).listTurns('s1', { last: 2 })).toEqual(answered);
   });
 
+  it('reads the database in a ledger that never wrote turns (another process may write them)', async () => {
+    const schema = freshSchema();
+    const [writer, reader] = [open(schema), open(schema)];
+    await writer.appendTurns([turn('s1', 'r1', 0)]);
+    expect(await reader.listTurns('s1')).toEqual([turn('s1', 'r1', 0)]);
+    await writer.appendTurns([turn('s1', 'r2', 0)]);
+    expect(await reader.listTurns('s1')).toEqual([turn('s1', 'r1', 0), turn('s1', 'r2', 0)]);
+  });
+
   it('forgets a turn whose transaction rolled back', async () => {
     const ledger = open(freshSchema());
     await ledger.appendTurns([turn('s1', 'r1', 0)]);

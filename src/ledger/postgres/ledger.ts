@@ -82,20 +82,26 @@ function createStores(
  * migrated at open under an advisory lock. Connection failures are `ledger_unavailable`, the password redacted.
  *
  * A session's latest turns are answered from memory by the owner of its fence (no other process writes it while
- * the fence holds; what was kept of it is forgotten when the fence is taken), and by the ledger itself until it is
- * first `fenced`: a ledger used without fences is its sessions' one writer (one process, `cluster: false`).
+ * the fence holds; what was kept of it is forgotten when the fence is taken), and by the ledger itself once it
+ * appended turns and as long as it was never `fenced`: a ledger that writes without fences is its sessions' one
+ * writer (one process, `cluster: false`); one that only reads, or a cluster worker's, reads the database.
  */
 export function createPostgresLedger(options: PostgresLedgerOptions): PostgresLedger {
   const connection = openPostgresConnection(options);
   const corruptRows = createCorruptRowLog();
   const cache = connection.turns;
   let fencedOnce = false;
+  let appendedUnfenced = false;
   const stores = createStores(connection, connection.events, corruptRows, {
     cache,
-    answers: () => !fencedOnce,
+    answers: () => appendedUnfenced && !fencedOnce,
   });
   return {
     ...stores,
+    appendTurns: (records) => {
+      if (records.length > 0) appendedUnfenced = true;
+      return stores.appendTurns(records);
+    },
     claimSession: (sessionKey, at) => claimSession(connection, sessionKey, at),
     fenced(fence) {
       fencedOnce = true;
