@@ -36,6 +36,9 @@ function kindOf(text: string): string {
   if (/pg_advisory_xact_lock\(hashtext\('agentlanes:events/iu.test(sql))
     return 'event log turn (advisory lock)';
   if (/pg_advisory_xact_lock/iu.test(sql)) return 'other advisory lock (cluster lane)';
+  if (/^INSERT INTO meta .*'last_cursor'.*RETURNING/iu.test(sql))
+    return 'event log turn and end (the end row, locked)';
+  if (/^WITH written AS \(INSERT INTO events/iu.test(sql)) return 'INSERT events (and the end row)';
   if (/max\(cursor\)/iu.test(sql)) return "event log's end (SELECT max(cursor))";
   if (/^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/iu.test(sql))
     return sql.split(' ')[0]?.toUpperCase() ?? sql;

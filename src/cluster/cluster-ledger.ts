@@ -13,6 +13,8 @@ export interface ClusterLedger extends Ledger {
   hold(sessionKey: string, epoch: number, workerId: string): void;
   /** Stop writing `sessionKey`: later writes of it are refused `fenced` here, without a round trip. */
   release(sessionKey: string): void;
+  /** Whether `sessionKey` is held under `epoch` (not released since). */
+  holds(sessionKey: string, epoch: number): boolean;
 }
 
 /**
@@ -127,6 +129,7 @@ function sessionWrites(
 export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger {
   const { ledger } = deps;
   const views = new Map<string, Ledger>();
+  const epochs = new Map<string, number>();
   const runs = createRunIndex(ledger);
   const refusing = (sessionKey: string): Ledger => {
     const refuse = (): Promise<never> => Promise.reject(notHeld(sessionKey));
@@ -145,16 +148,22 @@ export function createClusterLedger(deps: ClusterLedgerDeps): ClusterLedger {
     ...sessionWrites(ledger, view, withRun, runs.learn),
     hold(sessionKey, epoch, workerId) {
       views.set(sessionKey, ledger.fenced({ sessionKey, epoch, lease: leaseFence(workerId) }));
+      epochs.set(sessionKey, epoch);
     },
     release(sessionKey) {
       views.delete(sessionKey);
+      epochs.delete(sessionKey);
     },
+    holds: (sessionKey, epoch) => epochs.get(sessionKey) === epoch,
     // Each session's events on its fenced view, queued at once: they join the transaction of the writes called
     // beside them (a run's closed row and its run.ended) and are numbered after the log's end in it.
     appendEvents: (events) =>
       Promise.all(runsOf(events).map((run) => view(run[0]?.sessionKey ?? '').appendEvents(run))).then(
         () => undefined,
       ),
+    // A held session's transcript from its view: the owner answers its latest turns from memory (the ledger's
+    // own read goes to the database, since another worker may write a session this one does not hold).
+    listTurns: (sessionKey, options) => (views.get(sessionKey) ?? ledger).listTurns(sessionKey, options),
     // The ledger is the runtime's to close; the views share its connection.
     close: () => ledger.close(),
   };

@@ -76,11 +76,15 @@ export function openClusterWorker(
   };
 }
 
-/** What this worker does for the cluster: adopt a claimed session, serve a forwarded call, drop lost sessions. */
+/**
+ * What this worker does for the cluster: adopt a claimed session, serve a forwarded call, drop lost sessions.
+ * `acquire` brings a session live without claiming it (the adoption runs inside the claim).
+ */
 function hostOf(
   worker: ClusterWorker,
   internals: RuntimeInternals,
   handleOf: (key: string) => Session,
+  acquire: RuntimeInternals['registry']['acquire'],
 ): ClusterHost {
   const { clock, onError } = internals.services;
   return {
@@ -100,7 +104,16 @@ function hostOf(
       );
       const plans = recovered.resumed.filter((run) => run.provider === 'plan');
       for (const run of recovered.resumed) internals.registry.resumeOnLoad(run);
-      const session = await internals.registry.acquire(sessionKey);
+      // Not the registry's own `acquire`, which claims a session this worker does not hold: when the lease was
+      // lost meanwhile, that claim would wait for this one to end, which waits for it.
+      const session = await acquire(sessionKey);
+      if (!worker.ledger.holds(sessionKey, epoch)) {
+        // The lease was lost during the adoption (the session dropped): it is not brought live here.
+        internals.registry.evict(sessionKey);
+        throw new RuntimeError('fenced', `session "${sessionKey}" was lost while this worker adopted it`, {
+          details: { sessionKey },
+        });
+      }
       // A plan run the dead worker left open goes on here, in its session's lane, as after a crash.
       for (const run of plans) resumeCrashedPlan(sessionScopeOf(internals, session), run).catch(onError);
     },
@@ -127,16 +140,20 @@ export async function startClusterWorker(
   handleOf: (key: string) => Session,
 ): Promise<void> {
   internals.bus.seek(await worker.ledger.lastCursor());
-  claimOnAcquire(worker, internals);
+  const acquire = claimOnAcquire(worker, internals);
   const { toolByName, random } = internals.services;
-  await worker.cluster.start(hostOf(worker, internals, handleOf), { toolByName, random });
+  await worker.cluster.start(hostOf(worker, internals, handleOf, acquire), { toolByName, random });
 }
 
 /**
  * A session brought live here without a routed call (a subagent's child session, started by its parent's run) is
  * claimed first, so its writes go through its fence; one a live worker holds elsewhere is refused `fenced`.
+ * Returns the registry's `acquire` without the claim.
  */
-function claimOnAcquire(worker: ClusterWorker, internals: RuntimeInternals): void {
+function claimOnAcquire(
+  worker: ClusterWorker,
+  internals: RuntimeInternals,
+): RuntimeInternals['registry']['acquire'] {
   const { registry } = internals;
   const acquire = registry.acquire.bind(registry);
   registry.acquire = async (key) => {
@@ -147,6 +164,7 @@ function claimOnAcquire(worker: ClusterWorker, internals: RuntimeInternals): voi
     }
     return acquire(key);
   };
+  return acquire;
 }
 
 /**

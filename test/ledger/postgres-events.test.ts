@@ -38,6 +38,24 @@ describe('PostgresLedger events (cursor order is commit order)', () => {
     expect(await second.lastCursor()).toBe(4);
   });
 
+  it("takes the log's end from its rows when the end it keeps lags them (a log written before it was kept)", async () => {
+    const schema = freshSchema();
+    const [first, second] = [open(schema), open(schema)];
+    await first.appendEvents([event(1, 's1', 1), event(2, 's1', 2), event(3, 's1', 3)]);
+    await rawQuery(schema, "UPDATE meta SET value = '1' WHERE key = 'last_cursor'");
+    expect(isRuntimeError(await errorOf(second.appendEvents([event(3, 's2', 1)])), 'invalid_input')).toBe(
+      true,
+    );
+    await rawQuery(schema, "DELETE FROM meta WHERE key = 'last_cursor'");
+    expect(isRuntimeError(await errorOf(second.appendEvents([event(2, 's2', 1)])), 'invalid_input')).toBe(
+      true,
+    );
+    await second.appendEvents([event(4, 's2', 1)]);
+    const end = await rawQuery<{ value: string }>(schema, "SELECT value FROM meta WHERE key = 'last_cursor'");
+    expect(end.map((row) => row.value)).toEqual(['4']);
+    expect((await first.readEvents({})).map((read) => read.cursor)).toEqual([1, 2, 3, 4]);
+  });
+
   it("writes a run's buffered deltas before any later event, another run's delta too, so rows go in cursor order", async () => {
     const schema = freshSchema();
     const ledger = open(schema);

@@ -7,10 +7,16 @@ import { createPostgresEventWriter, type PostgresEventWriter } from './event-wri
 import type { PostgresLedgerOptions } from './ledger.js';
 import { createPostgresQueue, type PostgresWork } from './queue.js';
 import { migratePostgres } from './schema.js';
+import { createTurnCache, type TurnCache } from '../sqlite/turn-cache.js';
 
 /** The Postgres ledger's connection: how its stores read and write, its event write path, and its close. */
 export interface PostgresConnection extends PostgresAccess {
   readonly events: PostgresEventWriter;
+  /**
+   * The latest turns of the sessions this connection wrote or read (see postgres/transcript.ts): kept by its appends,
+   * cleared whenever a transaction's work is rolled back.
+   */
+  readonly turns: TurnCache;
   /** Open (connect and migrate) now rather than at the first read or write; rejects as that first call would. */
   readonly ready: () => Promise<void>;
   /** Write what is buffered, let queued work finish, and end the pool; twice is harmless. */
@@ -138,7 +144,8 @@ export function openPostgresConnection(options: PostgresLedgerOptions): Postgres
   const schema = checkOptions(options);
   const translate = (error: unknown): Error => translatePostgresError(error, options.connectionString);
   const pool = createLazyPool(options, schema, (cursor) => events.seed(cursor));
-  const queue = createPostgresQueue({ connect: pool.connect, translate });
+  const turns = createTurnCache();
+  const queue = createPostgresQueue({ connect: pool.connect, translate, rolledBack: () => turns.clear() });
   let closed = false;
   const refusal = (): RuntimeError | undefined =>
     closed ? new RuntimeError('runtime_closed', 'the ledger is closed') : undefined;
@@ -170,5 +177,5 @@ export function openPostgresConnection(options: PostgresLedgerOptions): Postgres
       throw translate(error);
     }
   };
-  return { write: run, read: run, readEventLog, events, ready, close, schema };
+  return { write: run, read: run, readEventLog, events, turns, ready, close, schema };
 }

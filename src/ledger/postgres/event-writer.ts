@@ -15,12 +15,16 @@ export interface PostgresEventWriterDeps {
   readonly refusal: () => RuntimeError | undefined;
 }
 
-// Event-writing transactions take turns (a transaction lock, held until COMMIT), and each checks that its first
-// cursor is above every cursor committed (or pruned): so the log's cursor order is its commit order across every
-// process on the schema, and a reader never sees a cursor appear below one it already saw.
-const turnSql = "SELECT pg_advisory_xact_lock(hashtext('agentlanes:events:' || current_schema()))";
-const highestSql = `SELECT GREATEST(coalesce((SELECT max(cursor) FROM events), 0),
-    coalesce((SELECT value::bigint FROM meta WHERE key = 'last_cursor'), 0)) AS cursor`;
+// Event-writing transactions take turns: the first append of a transaction locks the log's end (the `last_cursor`
+// row of `meta`, held until COMMIT) and reads it in the same statement, and the transaction's INSERT moves it to its
+// last cursor. The row is the lock: a transaction that waited for it reads the version its predecessor committed (an
+// UPDATE under READ COMMITTED goes on with the newest row), so each checks that its first cursor is above every
+// cursor committed (or pruned), the log's cursor order is its commit order across every process on the schema, and
+// a reader never sees a cursor appear below one it already saw. The row is created (from the log's highest cursor)
+// by the first append that finds it missing, and an end the row lags (written before it was kept) is caught up.
+const turnSql = `INSERT INTO meta (key, value) VALUES ('last_cursor', (SELECT coalesce(max(cursor), 0) FROM events)::text)
+  ON CONFLICT (key) DO UPDATE SET value = GREATEST(meta.value::bigint, excluded.value::bigint)::text
+  RETURNING value::bigint AS cursor`;
 
 /**
  * The log's end as the open transaction knows it, once that transaction holds the turn (keyed by the transaction's
@@ -30,8 +34,10 @@ const endInTransaction = new WeakMap<PostgresQuery, number>();
 
 /** Event rows, gathered from every append of a transaction into one statement (see `gatherRows`). */
 const insertEventsSql: RowStatement = {
-  sql: `INSERT INTO events (cursor, session_key, seq, type, run_id, at, body)
-     SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[])`,
+  sql: `WITH written AS (INSERT INTO events (cursor, session_key, seq, type, run_id, at, body)
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+      RETURNING cursor)
+    UPDATE meta SET value = GREATEST(value::bigint, (SELECT max(cursor) FROM written))::text WHERE key = 'last_cursor'`,
   table: 'events',
 };
 
@@ -45,11 +51,8 @@ export async function insertEvents(
   events: readonly RuntimeEvent[],
   numbering: 'checked' | 'renumber' = 'checked',
 ): Promise<void> {
-  let highest = endInTransaction.get(query);
-  if (highest === undefined) {
-    await query(turnSql);
-    highest = Number((await query<{ cursor: number }>(highestSql)).rows[0]?.cursor ?? 0);
-  }
+  const highest =
+    endInTransaction.get(query) ?? Number((await query<{ cursor: number }>(turnSql)).rows[0]?.cursor ?? 0);
   if (numbering === 'renumber') {
     events.forEach((event, index) => ((event as { cursor: number }).cursor = highest + index + 1));
   }

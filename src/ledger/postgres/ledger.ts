@@ -15,7 +15,7 @@ import { createPostgresRuns } from './runs.js';
 import { createPostgresSessions } from './sessions.js';
 import { createPostgresSessionBatch } from './session-batch.js';
 import { createPostgresToolCalls } from './tool-calls.js';
-import { createPostgresTranscript } from './transcript.js';
+import { createPostgresTranscript, type TranscriptMemory } from './transcript.js';
 import { createCorruptRowLog, type CorruptRowLog } from '../sql/corrupt-rows.js';
 
 /** Options of the Postgres ledger. */
@@ -55,6 +55,7 @@ function createStores(
   access: PostgresAccess,
   events: Pick<PostgresEventWriter, 'append' | 'lastAppended'>,
   corruptRows: CorruptRowLog,
+  memory: TranscriptMemory,
 ): Omit<Ledger, 'close'> {
   const toolCalls = createPostgresToolCalls(access);
   const runs = createPostgresRuns(access, corruptRows, toolCalls.latestBatch);
@@ -62,7 +63,7 @@ function createStores(
     ...createPostgresSessions(access, corruptRows),
     ...createPostgresInbox(access),
     ...runs.methods,
-    ...createPostgresTranscript(access, corruptRows),
+    ...createPostgresTranscript(access, corruptRows, memory),
     ...toolCalls.methods,
     ...createPostgresCompensations(access),
     ...createPostgresPlans(access),
@@ -79,17 +80,38 @@ function createStores(
  * The distributed profile's ledger on Postgres (`pg`, imported when first used). Every call goes through one
  * ordered queue on one connection, each event-loop turn's calls in one transaction (group commit); the schema is
  * migrated at open under an advisory lock. Connection failures are `ledger_unavailable`, the password redacted.
+ *
+ * A session's latest turns are answered from memory by the owner of its fence (no other process writes it while
+ * the fence holds; what was kept of it is forgotten when the fence is taken), and by the ledger itself once it
+ * appended turns and as long as it was never `fenced`: a ledger that writes without fences is its sessions' one
+ * writer (one process, `cluster: false`); one that only reads, or a cluster worker's, reads the database.
  */
 export function createPostgresLedger(options: PostgresLedgerOptions): PostgresLedger {
   const connection = openPostgresConnection(options);
   const corruptRows = createCorruptRowLog();
-  const stores = createStores(connection, connection.events, corruptRows);
+  const cache = connection.turns;
+  let fencedOnce = false;
+  let appendedUnfenced = false;
+  const stores = createStores(connection, connection.events, corruptRows, {
+    cache,
+    answers: () => appendedUnfenced && !fencedOnce,
+  });
   return {
     ...stores,
+    appendTurns: (records) => {
+      if (records.length > 0) appendedUnfenced = true;
+      return stores.appendTurns(records);
+    },
     claimSession: (sessionKey, at) => claimSession(connection, sessionKey, at),
     fenced(fence) {
+      fencedOnce = true;
+      // Another process may have written the session before this fence was taken: what was kept of it is stale.
+      cache.learn(fence.sessionKey, undefined, [], false);
       const access = fencedAccess(connection, fence);
-      const view = createStores(access, fencedEvents(connection.events, access, fence), corruptRows);
+      const view = createStores(access, fencedEvents(connection.events, access, fence), corruptRows, {
+        cache,
+        answers: () => true,
+      });
       return {
         ...view,
         putSession: (record) => view.putSession({ ...record, epoch: fence.epoch }),

@@ -30,6 +30,35 @@ export interface PostgresQueueDeps {
   /** A connected client (opened and migrated); rejected when the server cannot be reached. */
   readonly connect: () => Promise<PoolClient>;
   readonly translate: (error: unknown) => Error;
+  /**
+   * Called whenever work done in a transaction is undone (a rollback, whole or to a job's savepoint, or a batch that
+   * failed): what a store learned from that work in memory (a cache of rows it wrote) is to be forgotten.
+   */
+  readonly rolledBack?: () => void;
+}
+
+/**
+ * The connection of one batch and its transaction, begun at the first statement: a batch whose jobs ran no
+ * statement (answered from memory) costs no round trip.
+ */
+interface Transaction {
+  readonly client: PoolClient;
+  begun: boolean;
+  readonly rolledBack: () => void;
+}
+
+async function begin(tx: Transaction): Promise<void> {
+  if (tx.begun) return;
+  tx.begun = true;
+  await tx.client.query('BEGIN');
+}
+
+/** Roll back (`sql`: the whole transaction, or to a job's savepoint) and tell the stores. */
+async function rollBack(tx: Transaction, sql: 'ROLLBACK' | 'ROLLBACK TO SAVEPOINT job'): Promise<void> {
+  tx.rolledBack();
+  if (!tx.begun) return;
+  if (sql === 'ROLLBACK') tx.begun = false;
+  await tx.client.query(sql);
 }
 
 interface Job {
@@ -171,9 +200,11 @@ async function send<Row>(client: PoolClient, text: string, values: readonly unkn
   return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
 }
 
-function queryOn(client: PoolClient, checks: Set<string>, tags: readonly unknown[]): PostgresQuery {
+function queryOn(tx: Transaction, checks: Set<string>, tags: readonly unknown[]): PostgresQuery {
+  const { client } = tx;
   const gathered: Gathered[] = [];
   const write = async (text?: string): Promise<void> => {
+    if (gathered.length > 0) await begin(tx);
     for (let index = 0; index < gathered.length;) {
       const entry = gathered[index] as Gathered;
       if (text !== undefined && !entry.names.test(text)) {
@@ -186,6 +217,7 @@ function queryOn(client: PoolClient, checks: Set<string>, tags: readonly unknown
   };
   const query: PostgresQuery = async <Row>(text: string, values: readonly unknown[] = []) => {
     if (gathered.length > 0) await write(text);
+    await begin(tx);
     return send<Row>(client, text, values);
   };
   commitChecks.set(query, checks);
@@ -204,7 +236,9 @@ function tagsOf(batch: readonly Job[]): unknown[] {
 }
 
 /** Run one job in its own savepoint: its failure rolls back its statements alone and rejects it alone (false). */
-async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promise<boolean> {
+async function runJob(tx: Transaction, query: PostgresQuery, job: Job): Promise<boolean> {
+  const { client } = tx;
+  await begin(tx);
   await client.query('SAVEPOINT job');
   try {
     const value = await job.work(query);
@@ -215,7 +249,7 @@ async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promi
   } catch (error) {
     if (isConnectionFailure(error)) throw error;
     job.outcome = { error: error instanceof Error ? error : new Error(String(error)) };
-    await client.query('ROLLBACK TO SAVEPOINT job');
+    await rollBack(tx, 'ROLLBACK TO SAVEPOINT job');
     await client.query('RELEASE SAVEPOINT job');
     return false;
   }
@@ -228,7 +262,7 @@ async function runJob(client: PoolClient, query: PostgresQuery, job: Job): Promi
  * Jobs are SQL over the connection, so running one again after a rollback does what it did the first time.
  */
 async function runOptimistically(
-  client: PoolClient,
+  tx: Transaction,
   query: PostgresQuery,
   batch: readonly Job[],
 ): Promise<'ran' | 'settled' | 'retry'> {
@@ -242,13 +276,12 @@ async function runOptimistically(
     return 'ran';
   } catch (error) {
     if (isConnectionFailure(error)) throw error;
-    await client.query('ROLLBACK');
+    await rollBack(tx, 'ROLLBACK');
     if (batch.length === 1 && current !== undefined) {
       current.outcome = { error: error instanceof Error ? error : new Error(String(error)) };
       return 'settled';
     }
     for (const job of batch) delete job.outcome;
-    await client.query('BEGIN');
     return 'retry';
   }
 }
@@ -258,29 +291,31 @@ async function runOptimistically(
  * message. 'failed': a commit check refused the transaction (rolled back; the jobs are to run again).
  */
 async function runTransaction(
-  client: PoolClient,
+  tx: Transaction,
   batch: readonly Job[],
   optimistic: boolean,
 ): Promise<'committed' | 'settled' | 'failed'> {
+  const { client } = tx;
   let checks = new Set<string>();
   const tags = tagsOf(batch);
-  await client.query('BEGIN');
-  const outcome = optimistic
-    ? await runOptimistically(client, queryOn(client, checks, tags), batch)
-    : 'retry';
+  const outcome = optimistic ? await runOptimistically(tx, queryOn(tx, checks, tags), batch) : 'retry';
   if (outcome === 'settled') return 'settled';
   if (outcome === 'retry') {
     // Checks of a rolled-back attempt go with it (a job run again registers its own again).
     checks = new Set();
-    let query = queryOn(client, checks, tags);
-    for (const job of batch) if (!(await runJob(client, query, job))) query = queryOn(client, checks, tags);
+    let query = queryOn(tx, checks, tags);
+    for (const job of batch) if (!(await runJob(tx, query, job))) query = queryOn(tx, checks, tags);
   }
+  // Nothing was sent (every job answered from memory): nothing to commit.
+  if (!tx.begun) return 'committed';
+  tx.begun = false;
   // Several statements in one message answer one result each.
   let committed: QueryResult | QueryResult[];
   try {
     committed = (await client.query([...checks, 'COMMIT'].join('; '))) as QueryResult | QueryResult[];
   } catch (error) {
     if (isConnectionFailure(error) || checks.size === 0) throw error;
+    tx.rolledBack();
     await client.query('ROLLBACK');
     for (const job of batch) delete job.outcome;
     return 'failed';
@@ -304,13 +339,15 @@ async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise
     for (const job of batch) job.reject(failure);
     return;
   }
+  const tx: Transaction = { client, begun: false, rolledBack: deps.rolledBack ?? (() => undefined) };
   try {
-    const first = await runTransaction(client, batch, true);
-    if (first === 'failed' && (await runTransaction(client, batch, false)) === 'failed')
+    const first = await runTransaction(tx, batch, true);
+    if (first === 'failed' && (await runTransaction(tx, batch, false)) === 'failed')
       throw new Error("the batch's commit checks failed twice");
     client.release();
   } catch (error) {
     const broken = isConnectionFailure(error);
+    tx.rolledBack();
     if (!broken) await client.query('ROLLBACK').catch(() => undefined);
     client.release(broken ? (error as Error) : undefined);
     const failure = deps.translate(error);

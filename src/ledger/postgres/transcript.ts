@@ -6,6 +6,17 @@ import { turnRow } from '../sql/params.js';
 import { toTurnRecord, type TurnRow } from '../sql/rows.js';
 import { toFork, transcriptStretches, type ForkRow, type OwnTurns } from '../contract/transcript-forks.js';
 import type { TranscriptStore, TurnRecord } from '../contract/transcript-store.js';
+import type { TurnCache } from '../sqlite/turn-cache.js';
+
+/**
+ * What the transcript keeps in memory: the connection's cache of the latest turns (kept by every append of the
+ * connection, fenced or not), and whether this store may answer from it (`answers`): only where this process is the
+ * one writer of the session's turns (see `createPostgresLedger`).
+ */
+export interface TranscriptMemory {
+  readonly cache: TurnCache;
+  readonly answers: () => boolean;
+}
 
 /** A session's fork and its ancestors' in one statement (UNION stops at a cycle a corrupt row could make). */
 const forkChainSql = `WITH RECURSIVE chain AS (
@@ -51,14 +62,19 @@ async function ownTurns(
 async function listTurns(
   query: PostgresQuery,
   corruptRows: CorruptRowLog,
+  cache: TurnCache,
   sessionKey: string,
   last?: number,
 ): Promise<TurnRecord[]> {
   const own = await query<{ forked: boolean } & TurnRow>(unforkedTurnsSql, [sessionKey, last ?? null]);
   if (own.rows[0]?.forked !== true) {
     // The row of a session with no turn carries only `forked`.
-    const turns = own.rows.filter((row) => row.session_key !== null);
-    return corruptRows.readAll(turns, toTurnRecord);
+    const turns = corruptRows.readAll(
+      own.rows.filter((row) => row.session_key !== null),
+      toTurnRecord,
+    );
+    cache.learn(sessionKey, undefined, turns, last === undefined || turns.length < last);
+    return turns;
   }
   const forks = new Map(
     (await query<ForkRow>(forkChainSql, [sessionKey])).rows.map((row) => [row.session_key, row]),
@@ -79,11 +95,13 @@ async function listTurns(
 
 /**
  * Create the transcript store on the Postgres ledger; a fork is one row, whatever its parent's length. A corrupt
- * turn is reported once and fails the read.
+ * turn is reported once and fails the read. A session's latest turns are answered from memory where `memory` allows
+ * it (so a run's start reads nothing), in the queue, after the writes called before the read.
  */
 export function createPostgresTranscript(
   { write, read }: PostgresAccess,
   corruptRows: CorruptRowLog,
+  { cache, answers }: TranscriptMemory,
 ): TranscriptStore {
   return {
     appendTurns: (records) =>
@@ -95,14 +113,18 @@ export function createPostgresTranscript(
           insertTurnsSql,
           turnColumns.map((column) => rows.map((row) => row[column])),
         );
+        // In the transaction: a rollback clears the cache (see `PostgresQueueDeps.rolledBack`).
+        for (const record of records) cache.appended(record);
       }),
     listTurns: (sessionKey, options) => {
       const last = options?.last;
-      return read((query) =>
-        last !== undefined && last <= 0
-          ? Promise.resolve([])
-          : listTurns(query, corruptRows, sessionKey, last),
-      );
+      return read((query) => {
+        if (last !== undefined && last <= 0) return Promise.resolve([]);
+        const known = answers() ? cache.turns(sessionKey, last) : undefined;
+        return known === undefined
+          ? listTurns(query, corruptRows, cache, sessionKey, last)
+          : Promise.resolve(known);
+      });
     },
     listRunTurns: (runId) =>
       read(async (query) =>
@@ -120,6 +142,7 @@ export function createPostgresTranscript(
             `fork: session ${fork.sessionKey} already has a transcript`,
           );
         }
+        cache.forked(fork);
       }),
     getFork: (sessionKey) =>
       read(async (query) => {
