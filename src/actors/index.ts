@@ -7,7 +7,7 @@ export {
 } from './attachment-options.js';
 export { authorityOptionsSchema, resolveAuthority, type AuthorityOptions } from './authority.js';
 export { assertMayControl, type Controller } from './authority.js';
-export { forkSession, type ForkOptions } from './fork-session.js';
+export { forkSession, type ForkOptions } from './runtime-sessions.js';
 export {
   inboundMessageSchema,
   messagePartSchema,
@@ -17,12 +17,12 @@ export {
   type InboundMessageInput,
   type MessagePartInput,
 } from './inbound-message.js';
-export { watchRuntimeLedger } from './ledger-watch.js';
+export { watchRuntimeLedger } from './ledger-health.js';
 export { sessionScopeOf } from './runtime-internals.js';
 export { createMessageAttachments } from './message-attachments.js';
-export { openSessions } from './open-sessions.js';
-export { approvePlan, executePlan, type ApprovePlanInput } from './plan-api.js';
-export { recoverAtStart } from './recover.js';
+export { openSessions } from './runtime-internals.js';
+export { approvePlan, executePlan, type ApprovePlanInput } from './session-runs.js';
+export { recoverAtStart } from './runtime-sessions.js';
 export { runRoleLayers, type RuntimeAuthority } from './authority.js';
 export { assertOpen, type RuntimeInternals } from './runtime-internals.js';
 export {
@@ -33,14 +33,14 @@ export {
   type SessionPage,
   type SessionPageOptions,
   type SessionSummary,
-} from './runtime-queries.js';
-export { abortSession, sessionStatus, type SessionStatus } from './session-abort.js';
+} from './runtime-sessions.js';
+export { abortSession, sessionStatus, type SessionStatus } from './session-runs.js';
 export { activityOf, type SessionState } from './session-machine.js';
 export type { DeliveryInDoubt, PlanInput, Session } from './session-api.js';
-export { createSessionQueue, type QueueItem, type SessionQueue } from './session-queue-handle.js';
+export { createSessionQueue, type QueueItem, type SessionQueue } from './session-api.js';
 export type { LiveSession } from './session-registry.js';
-export { createSessionTools, type SessionTools } from './session-tools.js';
+export { createSessionTools, type SessionTools } from './session-api.js';
 export { createSubagentSpawner } from './subagent-spawner.js';
-export { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './tool-decisions.js';
-export { assertUndoable, parseUndoOptions } from './undo-input.js';
-export { parseTimeout, waitForRun, type PausedRunInfo, type WaitResult } from './wait-for-run.js';
+export { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './session-pause.js';
+export { assertUndoable, parseUndoOptions } from './session-api.js';
+export { parseTimeout, waitForRun, type PausedRunInfo, type WaitResult } from './session-runs.js';

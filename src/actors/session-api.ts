@@ -1,18 +1,27 @@
-import type { z } from 'zod';
-import type { RuntimeEvent } from '../core/index.js';
+import { z } from 'zod';
+import { type RuntimeEvent, RuntimeError, storableTextProblem } from '../core/index.js';
 import type { RunRecord, TurnRecord } from '../ledger/index.js';
-import type { QueueSettingsInput, ToolPolicyLayer } from '../policies/index.js';
+import { type QueueSettingsInput, type ToolPolicyLayer, resolveToolPolicy } from '../policies/index.js';
 import type { planSchema, PlanOptionsInput } from '../plans/index.js';
 import type { PlanRunResult, UndoOptions, UndoResult } from '../runner/index.js';
 import type { EventStreamOptions } from '../events/index.js';
 import type { SendResult } from './admit-message.js';
 import type { InboundMessageInput } from './inbound-message.js';
-import type { WaitResult } from './wait-for-run.js';
-import type { QueueItem, SessionQueue } from './session-queue-handle.js';
-import type { SessionStatus } from './session-abort.js';
+import type { WaitResult, SessionStatus, ApprovePlanInput } from './session-runs.js';
 import type { Controller } from './authority.js';
-import type { ApprovalInput, SupplyInput } from './tool-decisions.js';
-import type { ApprovePlanInput } from './plan-api.js';
+import type { ApprovalInput, SupplyInput } from './session-pause.js';
+import type { QueuedMessage } from './session-context.js';
+import type { LiveSession } from './session-registry.js';
+import { assertOpen, type RuntimeInternals } from './runtime-internals.js';
+import {
+  type Tool,
+  currentTools,
+  isToolSource,
+  sameTools,
+  type ToolEntry,
+  createToolRegistry,
+  type ToolRegistry,
+} from '../tools/index.js';
 
 /** A chat session: feed messages in, steer, abort, wait, read its record. Cheap to get; hydrates lazily. */
 export interface Session {
@@ -95,3 +104,202 @@ export interface DeliveryInDoubt {
 
 /** A plan as callers pass it: steps `{ id, tool, args?, dependsOn? }`. */
 export type PlanInput = z.input<typeof planSchema>;
+
+/** A queued message as `queue.list()` shows it. */
+export interface QueueItem {
+  readonly messageId: string;
+  readonly text: string;
+  readonly mode: QueuedMessage['mode'];
+  readonly enqueuedAt: number;
+}
+
+/** A session's pending queue. */
+export interface SessionQueue {
+  /** The queued messages, in the order they will run. */
+  list(): QueueItem[];
+  /** Remove one queued message; resolves whether it was queued. */
+  cancel(messageId: string): Promise<boolean>;
+  /** Remove every queued message; resolves how many were removed. */
+  clear(): Promise<number>;
+}
+
+function remove(
+  internals: RuntimeInternals,
+  live: LiveSession,
+  messageIds: readonly string[],
+  reason: 'cancelled' | 'cleared',
+) {
+  if (messageIds.length === 0) return Promise.resolve();
+  live.actor.send({ type: 'CANCEL', messageIds });
+  for (const messageId of messageIds) internals.emit(live, { type: 'message.dropped', messageId, reason });
+  return internals.services.ledger.updateMessages(live.key, messageIds, { status: 'cancelled' });
+}
+
+/** The queue handle of session `key`. */
+export function createSessionQueue(internals: RuntimeInternals, key: string): SessionQueue {
+  return {
+    list() {
+      const live = internals.registry.live(key);
+      if (live === undefined) return [];
+      return live.actor.getSnapshot().context.queue.map((item) => ({
+        messageId: item.messageId,
+        text: item.text,
+        mode: item.mode,
+        enqueuedAt: item.enqueuedAt,
+      }));
+    },
+    async cancel(messageId) {
+      assertOpen(internals);
+      if (typeof messageId !== 'string' || messageId.length === 0) {
+        throw new RuntimeError('invalid_input', 'queue.cancel: messageId must be a non-empty string');
+      }
+      return internals.withSession(key, async (live) => {
+        const queued = live.actor.getSnapshot().context.queue.some((item) => item.messageId === messageId);
+        await remove(internals, live, queued ? [messageId] : [], 'cancelled');
+        return queued;
+      });
+    },
+    async clear() {
+      assertOpen(internals);
+      return internals.withSession(key, async (live) => {
+        const messageIds = live.actor.getSnapshot().context.queue.map((item) => item.messageId);
+        await remove(internals, live, messageIds, 'cleared');
+        return messageIds.length;
+      });
+    },
+  };
+}
+
+/** One tool-policy layer: `allow` (empty allows all) and `deny` (wins), names, globs or `group:name`. */
+export const toolPolicyLayerSchema = z
+  .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+  .strict();
+
+/** The tool registries of a runtime: its own policy layers, then a session's layer on top. */
+export interface SessionTools {
+  /**
+   * The registry for a session with this layer (`undefined`: the runtime's layers only), then `last` (the subagent
+   * layers), which only narrow.
+   */
+  registryFor(layer: unknown, last?: readonly ToolPolicyLayer[]): ToolRegistry;
+  /** Validate a session's layer; `invalid_input` naming the problem. */
+  parseLayer(what: string, layer: unknown): ToolPolicyLayer;
+  /** A configured tool by name, whatever the policy says (undo of a tool the policy removed since). */
+  byName(name: string): Tool | undefined;
+}
+
+/** The registries of one tool list, built once per distinct layer. */
+function createToolState(
+  tools: readonly Tool[],
+  layers: readonly ToolPolicyLayer[],
+  groups: Record<string, string[]>,
+) {
+  const names = tools.map((tool) => tool.name);
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const registries = new Map<string, ToolRegistry>();
+  const registryOf = (sessionLayers: readonly ToolPolicyLayer[]): ToolRegistry => {
+    const key = JSON.stringify(sessionLayers);
+    let registry = registries.get(key);
+    if (registry === undefined) {
+      const allowed = resolveToolPolicy(names, [...layers, ...sessionLayers], groups).allowed;
+      registry = createToolRegistry(tools, new Set(allowed));
+      registries.set(key, registry);
+    }
+    return registry;
+  };
+  // Most sessions have no layer of their own: their registry is built once and found without a key.
+  return { tools, names, byName, registryOf, base: registryOf([]) };
+}
+
+/**
+ * Registries by session layer, built once per distinct layer: a session layer only narrows what the runtime's
+ * layers left (no grant-back), and the subagent layer of the brief is this same mechanism one level down. A tool
+ * source (an MCP server's list) is read again for each registry asked for, so the next run sees a changed list.
+ */
+export function createSessionTools(options: {
+  tools: readonly ToolEntry[];
+  layers: readonly ToolPolicyLayer[];
+  groups: Record<string, string[]>;
+}): SessionTools {
+  const { layers, groups } = options;
+  const dynamic = options.tools.some(isToolSource);
+  let state = createToolState(currentTools(options.tools), layers, groups);
+  const current = () => {
+    if (!dynamic) return state;
+    const tools = currentTools(options.tools);
+    if (sameTools(tools, state.tools)) return state;
+    try {
+      state = createToolState(tools, layers, groups);
+    } catch {
+      // A changed list that clashes (a name used twice) keeps the last good one rather than failing every run.
+    }
+    return state;
+  };
+  const parseLayer = (what: string, layer: unknown): ToolPolicyLayer => {
+    const parsed = toolPolicyLayerSchema.safeParse(layer);
+    if (!parsed.success) throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);
+    // Compiles the layer: an unknown group or a bad glob throws invalid_input here, not in a run.
+    resolveToolPolicy(current().names, [parsed.data], groups);
+    return parsed.data;
+  };
+  return {
+    registryFor: (layer, last = []) => {
+      const { base, registryOf } = current();
+      if ((layer === undefined || layer === null) && last.length === 0) return base;
+      try {
+        const own = layer === undefined || layer === null ? [] : [parseLayer('session tool policy', layer)];
+        return registryOf([...own, ...last]);
+      } catch {
+        // A stored layer that no longer compiles (a group removed from the config) denies everything rather
+        // than granting what it meant to narrow.
+        return registryOf([{ deny: ['*'] }]);
+      }
+    },
+    parseLayer,
+    byName: (name) => current().byName.get(name),
+  };
+}
+
+/** Check `undo()`'s options: `inDoubt` is 'skip' or 'retry'; anything else is `invalid_input`. */
+export function parseUndoOptions(options: unknown): UndoOptions {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null) {
+    throw new RuntimeError('invalid_input', 'undo: options must be an object');
+  }
+  const { inDoubt, ...rest } = options as { inDoubt?: unknown };
+  if (Object.keys(rest).length > 0) {
+    throw new RuntimeError('invalid_input', `undo: unknown option "${Object.keys(rest)[0] ?? ''}"`);
+  }
+  if (inDoubt !== undefined && inDoubt !== 'skip' && inDoubt !== 'retry') {
+    throw new RuntimeError('invalid_input', 'undo: inDoubt must be "skip" or "retry"');
+  }
+  return inDoubt === undefined ? {} : { inDoubt };
+}
+
+/** Check that `runId` names an ended run of this session; `not_found` or `invalid_input` otherwise. */
+export async function assertUndoable(
+  internals: RuntimeInternals,
+  sessionKey: string,
+  runId: unknown,
+): Promise<string> {
+  if (typeof runId !== 'string' || runId.length === 0) {
+    throw new RuntimeError('invalid_input', 'undo: runId must be a non-empty string');
+  }
+  const problem = storableTextProblem(runId);
+  if (problem !== undefined) throw new RuntimeError('invalid_input', `undo: runId ${problem}`);
+  const run = await internals.services.ledger.getRun(runId);
+  if (run === undefined || run.sessionKey !== sessionKey) {
+    throw new RuntimeError('not_found', `undo: session "${sessionKey}" has no run "${runId}"`);
+  }
+  if (
+    run.status === 'running' ||
+    run.status === 'awaiting_approval' ||
+    run.status === 'awaiting_tool_results'
+  ) {
+    throw new RuntimeError(
+      'invalid_input',
+      `undo: run "${runId}" has not ended (abort it or wait for it first)`,
+    );
+  }
+  return runId;
+}

@@ -12,9 +12,8 @@ import {
 } from './session-context.js';
 import { createActor, type Snapshot } from 'xstate';
 import { pausedPlanToRestore, type HydrateState } from './session-pause.js';
-import { loadSessionState } from './session-loader.js';
+import { loadSessionState, createSessionDoors, type SessionDoors } from './session-door.js';
 import { dedupeMaxIds, dedupeWindowMs, type SeenMessage } from '../policies/index.js';
-import { createSessionDoors, type SessionDoors } from './session-door.js';
 
 /** A session whose actor is running in this process. */
 export interface LiveSession {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSessionLoader } from '../../src/actors/session-loader.js';
+import { createSessionLoader } from '../../src/actors/session-door.js';
 import { RuntimeError, isRuntimeError } from '../../src/core/errors.js';
 import { createMemoryLedger, type Ledger, type SessionLoad } from '../../src/ledger/index.js';
 import { countingLoads } from '../support/counting-loads.js';
