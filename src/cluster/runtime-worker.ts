@@ -114,7 +114,7 @@ function hostOf(
           details: { sessionKey },
         });
       }
-      // A plan run the dead worker left open goes on here, in its session's lane, as after a crash.
+      // A plan run the dead worker left open goes on here as a run of its session's machine, as after a crash.
       for (const run of plans) resumeCrashedPlan(sessionScopeOf(internals, session), run).catch(onError);
     },
     serve: (request) => serveForwarded(handleOf, request),
