@@ -238,6 +238,7 @@ export function openSessions(
       attribution: parts.attribution,
     },
     onCorrupt: parts.onCorrupt,
+    onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
   });
   return { registry, sweeper };
 }

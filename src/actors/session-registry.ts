@@ -77,6 +77,8 @@ export function createSessionRegistry(options: {
   defaults: ReconcileDefaults;
   /** Told about a session that cannot be hydrated because a row of it is corrupt (before its caller is). */
   onCorrupt?: (error: RuntimeError) => void;
+  /** Told about a hydrated session that rests idle, as the machine tells about one that goes idle. */
+  onIdle?: (sessionKey: string) => void;
 }): SessionRegistry {
   const registry = registryState(options);
   const { ledger, clock, sessions, doors } = registry;
@@ -167,6 +169,8 @@ export interface RegistryState {
   readonly defaults: ReconcileDefaults;
   /** Told about a session that cannot be hydrated because a row of it is corrupt (before its caller is). */
   readonly onCorrupt?: ((error: RuntimeError) => void) | undefined;
+  /** Told about a hydrated session that rests idle, as the machine tells about one that goes idle. */
+  readonly onIdle?: ((sessionKey: string) => void) | undefined;
   readonly sessions: Map<string, LiveSession>;
   /** Runs a crash left `running` that the next hydrate of their session resumes, by session key. */
   readonly resuming: Map<string, CutRuns>;
@@ -225,9 +229,20 @@ function start(registry: RegistryState, key: string, state: HydrateState): LiveS
   };
   sessions.set(key, session);
   actor.start();
-  // XState does not restore delayed transitions: re-arm the drain timer from the stored deadline.
-  if (snapshot !== undefined) actor.send({ type: 'HYDRATED' });
+  // XState neither restores delayed transitions nor runs entry actions: re-arm the drain timer from the stored
+  // deadline (HYDRATED re-checks the session); a session that rests idle with nothing queued has nothing to re-arm
+  // and is only marked idle for the sweeper, as entering idle marks it (a step less for each cold session).
+  if (snapshot !== undefined) {
+    if (restsIdle(actor.getSnapshot())) registry.onIdle?.(key);
+    else actor.send({ type: 'HYDRATED' });
+  }
   return session;
+}
+
+/** True when a restored session rests in idle.empty with nothing queued and no plan held: nothing to re-check. */
+function restsIdle(snapshot: ReturnType<SessionActor['getSnapshot']>): boolean {
+  const { queue, plans } = snapshot.context;
+  return snapshot.matches({ idle: 'empty' }) && queue.length === 0 && (plans ?? []).length === 0;
 }
 
 /** Start the session's actor; a record it cannot restore from fails only this session (`restoreFailure`). */
