@@ -11,6 +11,9 @@ import type { RunLease } from './run-services.js';
 import type { RunResult, RunSummary } from './run-summary.js';
 import { runTurnLoop } from './turn-loop.js';
 
+/** A rejection handled where the promise is awaited later. */
+const ignore = (): undefined => undefined;
+
 /** Run the turn loop with a timer for the run timeout; the outcome is the run's end or its next pause. */
 async function runSegment(
   scope: RunScope,
@@ -63,7 +66,7 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   const startedAt = scope.services.clock.now();
   const opened = openRunRecord(scope, startedAt);
   // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
-  opened.catch(() => undefined);
+  opened.catch(ignore);
   const base = buildRunContext(scope, undefined, { turnIndex: 0, compensationSeq: 1 });
   const history = await runHistory(scope);
   // The run is durable before it can cause a side effect: a crash then closes it as crashed instead of running
