@@ -134,6 +134,12 @@ class Outbox {
     held: boolean,
     ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'> | undefined,
   ): void {
+    if (!held && this.empty && (ledger === undefined || ledger.writesAreImmediate === true)) {
+      // Nothing before it waits and its write is done when the call returns: delivered at once, unqueued.
+      ledger?.appendEvents([event]).catch(this.onError);
+      this.deliverNow(event);
+      return;
+    }
     const entry: Outgoing = { event, state: 'writing', held };
     this.outgoing.push(entry);
     if (ledger === undefined) {
@@ -179,6 +185,13 @@ class Outbox {
       }
     }
     if (changed) this.release();
+  }
+
+  /** Deliver an event nothing queued waits before (as `release` would, without queueing it). */
+  private deliverNow(event: RuntimeEvent): void {
+    this.delivered = event.cursor;
+    this.listeners.deliver(event);
+    if (this.deliveryWaiters.length > 0) this.resolveDeliveries();
   }
 
   private settle(entry: Outgoing, state: 'durable' | 'failed'): void {
