@@ -67,7 +67,6 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   const opened = openRunRecord(scope, startedAt);
   // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
   opened.catch(ignore);
-  const base = buildRunContext(scope, undefined, { turnIndex: 0, compensationSeq: 1 });
   const history = await runHistory(scope);
   // The run is durable before it can cause a side effect: a crash then closes it as crashed instead of running
   // its messages (and their tools) a second time under a new run. An opening the ledger could not take stops the
@@ -80,7 +79,8 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   }
   // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
   if ('error' in history) return commitRun(scope, startedAt, { ...nothingDone, error: history.error });
-  return runSegment(scope, { ...base, history }, startedAt, lease);
+  const counters = { turnIndex: 0, compensationSeq: 1 };
+  return runSegment(scope, buildRunContext(scope, undefined, counters, { history }), startedAt, lease);
 }
 
 /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
@@ -96,10 +96,10 @@ async function continueRun(scope: RunScope, lease: RunLease | undefined): Promis
   await services.ledger.setRunStatus(run.runId, 'running');
   scope.port.emit({ type: 'run.resumed', runId: run.runId, from: loaded.from });
   const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
-  const runContext: RunContext = {
-    ...buildRunContext(scope, loaded.resume, counters),
+  const runContext = buildRunContext(scope, loaded.resume, counters, {
+    history: [],
     settleResumed: (results) => settleBatch(scope.pause, loaded.batch, results),
-  };
+  });
   return runSegment(scope, runContext, run.startedAt, lease);
 }
 
@@ -115,10 +115,10 @@ async function resumeCrashedRun(scope: RunScope, lease: RunLease | undefined): P
   if (loaded.answered) return commitRun(scope, run.startedAt, { status: 'completed', text, usage, cost });
   const compensations = await services.ledger.listCompensations(run.runId);
   const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
-  const runContext: RunContext = {
-    ...buildRunContext(scope, loaded.resume, counters),
+  const runContext = buildRunContext(scope, loaded.resume, counters, {
+    history: [],
     settleResumed: (results) => settleBatch(scope.pause, loaded.records, results),
-  };
+  });
   return runSegment(scope, runContext, run.startedAt, lease);
 }
 

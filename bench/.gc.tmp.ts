@@ -1,0 +1,13 @@
+import { PerformanceObserver } from 'node:perf_hooks';
+import { createRuntime, createMemoryLedger } from '../dist/index.js';
+import { scriptedModel } from '../dist/testing/index.js';
+import { closedLoop } from './closed-loop.js';
+let gcMs = 0; let major = 0;
+new PerformanceObserver((l) => { for (const e of l.getEntries()) { gcMs += e.duration; if ((e as any).detail?.kind === 4 || (e as any).kind === 4) major += e.duration; } }).observe({ entryTypes: ['gc'] });
+const runtime = createRuntime({ ledger: createMemoryLedger(), providers: { scripted: scriptedModel(() => ({ text: 'ok, done' }), { record: false }) }, model: { provider: 'scripted', model: 'bench' }, queue: { mode: 'followup', debounceMs: 0 }, globalLane: { concurrency: 8 } });
+const cpu0 = process.cpuUsage();
+const r = await closedLoop({ sessions: 10000, perSession: 5 }, async (s, m, ack) => { const c = runtime.session(`a:${s}`); await c.send({ id: `m${m}`, text: 'hello' }); ack(); await c.waitForEnd({ timeoutMs: 600000 }); });
+const cpu = process.cpuUsage(cpu0);
+await new Promise((r) => setTimeout(r, 100));
+console.log(`${Math.round(r.perSecond)} msg/s, cpu ${( (cpu.user + cpu.system) / 1000 / r.messages * 1000).toFixed(0)} us/msg, gc ${(gcMs / r.messages * 1000).toFixed(0)} us/msg (major ${(major / r.messages * 1000).toFixed(0)})`);
+await runtime.close();
