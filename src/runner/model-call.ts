@@ -78,7 +78,8 @@ async function tryCandidates(
   const { candidates, maxAttempts } = context.services;
   let last: CandidateFailure = { reason: 'unknown', message: 'no model was tried', cooling: false };
   let everyCooling = true;
-  for (const [index, candidate] of candidates.entries()) {
+  for (let index = 0; index < candidates.length; index++) {
+    const candidate = candidates[index] as ModelCandidate;
     const outcome = await tryCandidate(context, candidate, messages, runText, () => ++attempts.count);
     if ('turn' in outcome) return outcome;
     last = outcome;
@@ -104,10 +105,13 @@ type CandidateOutcome = { turn: ModelTurn } | CandidateFailure;
 /** Where the attempts at one candidate model stand: its current profile, the profiles tried, the retries spent. */
 interface CandidateAttempts {
   readonly candidate: ModelCandidate;
-  readonly tried: Set<string>;
+  /** Made at the first rotation (only a candidate with auth profiles rotates). */
+  tried: Set<string> | undefined;
   profile: PickedProfile | undefined;
   retries: number;
 }
+
+const noneTried: ReadonlySet<string> = new Set();
 
 /** The candidate's next available auth profile not tried yet (the session's preferred one first). */
 function nextProfile(context: RunContext, state: CandidateAttempts): PickedProfile | undefined {
@@ -116,7 +120,7 @@ function nextProfile(context: RunContext, state: CandidateAttempts): PickedProfi
   return context.services.profiles.next(
     candidate.providerName,
     candidate.model,
-    tried,
+    tried ?? noneTried,
     now,
     context.failover.preferredProfile,
   );
@@ -132,7 +136,7 @@ async function tryCandidate(
 ): Promise<CandidateOutcome> {
   const { services, signal } = context;
   const pooled = services.profiles.has(candidate.providerName);
-  const state: CandidateAttempts = { candidate, tried: new Set(), profile: undefined, retries: 0 };
+  const state: CandidateAttempts = { candidate, tried: undefined, profile: undefined, retries: 0 };
   if (pooled) state.profile = nextProfile(context, state);
   if (pooled && state.profile === undefined) return exhaustedCandidate(context, candidate, undefined);
   for (;;) {
@@ -243,7 +247,7 @@ function rotateProfile(
   const { candidate } = state;
   const { reason, message } = failed;
   coolDown(context, candidate, profile, reason, failed.retryAfterMs);
-  state.tried.add(profile.id);
+  (state.tried ??= new Set()).add(profile.id);
   const next = nextProfile(context, state);
   context.emit({
     type: 'failover.rotated',
