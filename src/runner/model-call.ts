@@ -12,7 +12,7 @@ import {
 import type { ModelCandidate, PickedProfile } from './failover-context.js';
 import { reportCost } from './model-cost.js';
 import { streamModelTurn, type ModelTurn, type RunText } from './model-turn.js';
-import { hasInlineData, withInlineData } from './inline-data.js';
+import { withInlineData } from './inline-data.js';
 import type { RunContext } from './run-context.js';
 
 /** Retries of one model without profiles to rotate (or with the same profile) on transient failures. */
@@ -53,10 +53,7 @@ export async function callModel(
 ): Promise<ModelTurn> {
   const { signal } = context;
   const attempts = { count: 0 };
-  // Without attachments the messages go as they are, with no read to wait for.
-  const wire = hasInlineData(messages)
-    ? await withInlineData(context.services.workspace, signal, messages)
-    : messages;
+  const wire = await withInlineData(context.services.workspace, signal, messages);
   for (;;) {
     const outcome = await tryCandidates(context, wire, runText, attempts);
     if ('turn' in outcome) return outcome.turn;
