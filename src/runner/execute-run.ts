@@ -80,7 +80,8 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
   if ('error' in history) return commitRun(scope, startedAt, { ...nothingDone, error: history.error });
   const counters = { turnIndex: 0, compensationSeq: 1 };
-  return runSegment(scope, buildRunContext(scope, undefined, counters, { history }), startedAt, lease);
+  // Awaited: the async function's promise then settles with the segment's outcome, not through a thenable job.
+  return await runSegment(scope, buildRunContext(scope, undefined, counters, { history }), startedAt, lease);
 }
 
 /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
@@ -100,7 +101,7 @@ async function continueRun(scope: RunScope, lease: RunLease | undefined): Promis
     history: [],
     settleResumed: (results) => settleBatch(scope.pause, loaded.batch, results),
   });
-  return runSegment(scope, runContext, run.startedAt, lease);
+  return await runSegment(scope, runContext, run.startedAt, lease);
 }
 
 /**
@@ -119,7 +120,7 @@ async function resumeCrashedRun(scope: RunScope, lease: RunLease | undefined): P
     history: [],
     settleResumed: (results) => settleBatch(scope.pause, loaded.records, results),
   });
-  return runSegment(scope, runContext, run.startedAt, lease);
+  return await runSegment(scope, runContext, run.startedAt, lease);
 }
 
 /** A run aborted before it reached the turn loop: a new run opens and ends; a paused one ends as it stood. */

@@ -139,8 +139,22 @@ async function tryCandidate(
   for (;;) {
     if (countAttempt() > services.maxAttempts)
       return { reason: 'unknown', message: `gave up after ${services.maxAttempts} attempts`, cooling: false };
+    // One attempt with the current profile (in this frame: no call of its own per attempt); a success clears the
+    // profile's failures and reports the cost.
+    const { profile } = state;
     try {
-      return { turn: await attemptCandidate(context, state, messages, runText) };
+      const paced = paceRequest(context, candidate.providerName);
+      if (paced !== undefined) await paced;
+      const startedAt = services.clock.now();
+      const turn = await streamModelTurn(context, messages, runText, {
+        provider: candidate.provider,
+        model: candidate.model,
+        thinking: context.failover.thinking,
+        credential: profile?.credential(),
+      });
+      if (profile !== undefined) services.profiles.succeeded(profile.id, services.clock.now());
+      reportCost(context, candidate, profile, turn, startedAt);
+      return { turn };
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
       const failure = failureOf(error);
@@ -161,28 +175,6 @@ export function paceRequest(context: RunContext, provider: string): Promise<void
     signal,
     onWaited: (info) => context.emit({ type: 'lane.waited', runId, ...info }),
   });
-}
-
-/** One attempt with the candidate's current profile; a success clears the profile's failures and reports cost. */
-async function attemptCandidate(
-  context: RunContext,
-  state: CandidateAttempts,
-  messages: readonly ModelMessage[],
-  runText: RunText,
-): Promise<ModelTurn> {
-  const { candidate, profile } = state;
-  const paced = paceRequest(context, candidate.providerName);
-  if (paced !== undefined) await paced;
-  const startedAt = context.services.clock.now();
-  const turn = await streamModelTurn(context, messages, runText, {
-    provider: candidate.provider,
-    model: candidate.model,
-    thinking: context.failover.thinking,
-    credential: profile?.credential(),
-  });
-  if (profile !== undefined) context.services.profiles.succeeded(profile.id, context.services.clock.now());
-  reportCost(context, candidate, profile, turn, startedAt);
-  return turn;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { isSettledWrite } from '../core/index.js';
+import { isSettledWrite, settledWrite } from '../core/index.js';
 
 /**
  * The ledger writes a run issued in the background (its turns): the run's commit waits for them, and a run whose
@@ -18,19 +18,24 @@ export function createRunWrites(): RunWrites {
   const failed = (error: unknown): void => {
     failure ??= { error };
   };
+  const drain = async (): Promise<unknown> => {
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      await Promise.allSettled(batch);
+    }
+    return failure?.error;
+  };
   return {
     track(write) {
       if (isSettledWrite(write)) return;
       pending.push(write);
       write.catch(failed);
     },
-    async settled() {
-      while (pending.length > 0) {
-        const batch = pending;
-        pending = [];
-        await Promise.allSettled(batch);
-      }
-      return failure?.error;
+    settled() {
+      // Nothing in flight (every write was durable when issued): the shared settled promise, no frame to wait on.
+      if (pending.length === 0 && failure === undefined) return settledWrite;
+      return drain();
     },
   };
 }
