@@ -1,8 +1,9 @@
 /**
  * What one message costs on the in-memory path, counted rather than timed: promises created (an async hook on
- * PROMISE), bytes allocated (V8's sampling heap profiler, keeping the samples of objects the GC already took), and
- * events recorded, per message, for the runtime and for the floor (bench/floor.ts), the same closed loop on each.
- * The counts do not depend on the machine's load; the hooks slow the passes, so the time is not reported.
+ * PROMISE; with a hook on, V8 also makes a throwaway promise per `await`, counted too), bytes allocated (V8's
+ * sampling heap profiler, keeping the samples of objects the GC already took), and events recorded, per message, for
+ * the runtime and for the floor (bench/floor.ts), the same closed loop on each. The counts do not depend on the
+ * machine's load; the CPU time per message (a pass of its own, no hook on) depends on it less than throughput does.
  *
  *   npm run build && npx tsx bench/path-cost.ts [sessions=1000] [messagesPerSession=5] [concurrency=8]
  */
@@ -49,6 +50,11 @@ function sampled(root: SampleNode): { total: number; top: Map<string, number>; f
 async function measure(name: string, pass: () => Promise<number>): Promise<void> {
   await pass(); // warm up (and let first-time allocations happen outside the count)
   const messages = workload.sessions * workload.perSession;
+  // The process's CPU time per message, no hook on (all threads: the main one and V8's GC helpers).
+  const cpuBefore = process.cpuUsage();
+  await pass();
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuPerMessage = (cpu.user + cpu.system) / messages;
   // Promises first, on a pass of their own (the hook allocates too), then bytes.
   let promises = 0;
   const hook = createHook({
@@ -72,7 +78,7 @@ async function measure(name: string, pass: () => Promise<number>): Promise<void>
   const { total, top, files } = sampled(profile.head);
   console.log(
     `${name}: ${(promises / messages).toFixed(1)} promises, ${(total / messages / 1024).toFixed(1)} KB allocated, ` +
-      `${(events / messages).toFixed(2)} events recorded per message`,
+      `${(events / messages).toFixed(2)} events recorded, ${cpuPerMessage.toFixed(0)} µs of CPU per message`,
   );
   const byFile = [...files.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 12));
   for (const [file, bytes] of byFile)
