@@ -41,7 +41,7 @@ async function withData(
 }
 
 /** True when a user message of `messages` has inline attachments (whose bytes `withInlineData` reads). */
-export function hasInlineData(messages: readonly ModelMessage[]): boolean {
+function hasInlineData(messages: readonly ModelMessage[]): boolean {
   return messages.some((message) => message.role === 'user' && message.attachments !== undefined);
 }
 
