@@ -72,4 +72,5 @@ export {
   type RecordedRunStatus,
 } from './run-statuses.js';
 export { scrubSecrets } from './scrub-secrets.js';
+export { isSettledWrite, settledWrite } from './settled-write.js';
 export { thinkingLevels, type ThinkingLevel } from './thinking-levels.js';

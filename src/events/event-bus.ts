@@ -134,6 +134,12 @@ class Outbox {
     held: boolean,
     ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'> | undefined,
   ): void {
+    if (!held && this.empty && (ledger === undefined || ledger.writesAreImmediate === true)) {
+      // Nothing before it waits and its write is done when the call returns: delivered at once, unqueued.
+      ledger?.appendEvents([event]).catch(this.onError);
+      this.deliverNow(event);
+      return;
+    }
     const entry: Outgoing = { event, state: 'writing', held };
     this.outgoing.push(entry);
     if (ledger === undefined) {
@@ -141,8 +147,13 @@ class Outbox {
       return;
     }
     const written = ledger.appendEvents([event]);
-    // Nothing to commit later (the memory ledger): deliver in this stretch, as the write is done.
-    if (ledger.writesAreImmediate === true) this.settle(entry, 'durable');
+    if (ledger.writesAreImmediate === true) {
+      // Nothing to commit later (the memory ledger): deliver in this stretch, as the write is done. A write that
+      // failed is reported; no closure or promise per event (a catch on its shared settled write allocates none).
+      this.settle(entry, 'durable');
+      written.catch(this.onError);
+      return;
+    }
     written.then(
       () => this.settle(entry, 'durable'),
       (error: unknown) => {
@@ -174,6 +185,13 @@ class Outbox {
       }
     }
     if (changed) this.release();
+  }
+
+  /** Deliver an event nothing queued waits before (as `release` would, without queueing it). */
+  private deliverNow(event: RuntimeEvent): void {
+    this.delivered = event.cursor;
+    this.listeners.deliver(event);
+    if (this.deliveryWaiters.length > 0) this.resolveDeliveries();
   }
 
   private settle(entry: Outgoing, state: 'durable' | 'failed'): void {
@@ -215,6 +233,29 @@ class Outbox {
   }
 }
 
+/** The stamped fields of an event, writable while the bus stamps them. */
+interface Stamp {
+  sessionKey: string;
+  seq: number;
+  cursor: number;
+  at: number;
+}
+
+/**
+ * The event of `input`, stamped: `input` itself, its stamp added in place (one object per event, no copy of its
+ * payload), unless it was stamped already (emitted before) or frozen, which are copied. Emitters build each input
+ * for its one emit and never change it after.
+ */
+function stamp(input: EventInput, sessionKey: string, seq: number, cursor: number, at: number): RuntimeEvent {
+  if ('cursor' in input || !Object.isExtensible(input)) return { ...input, sessionKey, seq, cursor, at };
+  const event = input as EventInput & Stamp;
+  event.sessionKey = sessionKey;
+  event.seq = seq;
+  event.cursor = cursor;
+  event.at = at;
+  return event;
+}
+
 /**
  * Create the bus. Each event goes to the ledger as it is emitted, in the same synchronous stretch as the writes
  * around it (closing a run and its run.ended event), so group commit puts them in one transaction: a crash cannot
@@ -240,13 +281,7 @@ export function createEventBus(options: {
 
   return {
     emit(session, input, emitOptions) {
-      const event = {
-        ...input,
-        sessionKey: session.key,
-        seq: ++session.lastSeq,
-        cursor: ++cursor,
-        at: clock.now(),
-      };
+      const event = stamp(input, session.key, ++session.lastSeq, ++cursor, clock.now());
       const held = emitOptions?.untilAdopted === true && outcomeTypes.has(event.type);
       outbox.add(event, held, emitOptions?.unrecorded === true ? undefined : ledger);
       return event;

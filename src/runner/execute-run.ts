@@ -11,6 +11,9 @@ import type { RunLease } from './run-services.js';
 import type { RunResult, RunSummary } from './run-summary.js';
 import { runTurnLoop } from './turn-loop.js';
 
+/** A rejection handled where the promise is awaited later. */
+const ignore = (): undefined => undefined;
+
 /** Run the turn loop with a timer for the run timeout; the outcome is the run's end or its next pause. */
 async function runSegment(
   scope: RunScope,
@@ -63,8 +66,7 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   const startedAt = scope.services.clock.now();
   const opened = openRunRecord(scope, startedAt);
   // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
-  opened.catch(() => undefined);
-  const base = buildRunContext(scope, undefined, { turnIndex: 0, compensationSeq: 1 });
+  opened.catch(ignore);
   const history = await runHistory(scope);
   // The run is durable before it can cause a side effect: a crash then closes it as crashed instead of running
   // its messages (and their tools) a second time under a new run. An opening the ledger could not take stops the
@@ -77,7 +79,9 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   }
   // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
   if ('error' in history) return commitRun(scope, startedAt, { ...nothingDone, error: history.error });
-  return runSegment(scope, { ...base, history }, startedAt, lease);
+  const counters = { turnIndex: 0, compensationSeq: 1 };
+  // Awaited: the async function's promise then settles with the segment's outcome, not through a thenable job.
+  return await runSegment(scope, buildRunContext(scope, undefined, counters, { history }), startedAt, lease);
 }
 
 /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
@@ -93,11 +97,11 @@ async function continueRun(scope: RunScope, lease: RunLease | undefined): Promis
   await services.ledger.setRunStatus(run.runId, 'running');
   scope.port.emit({ type: 'run.resumed', runId: run.runId, from: loaded.from });
   const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
-  const runContext: RunContext = {
-    ...buildRunContext(scope, loaded.resume, counters),
+  const runContext = buildRunContext(scope, loaded.resume, counters, {
+    history: [],
     settleResumed: (results) => settleBatch(scope.pause, loaded.batch, results),
-  };
-  return runSegment(scope, runContext, run.startedAt, lease);
+  });
+  return await runSegment(scope, runContext, run.startedAt, lease);
 }
 
 /**
@@ -112,11 +116,11 @@ async function resumeCrashedRun(scope: RunScope, lease: RunLease | undefined): P
   if (loaded.answered) return commitRun(scope, run.startedAt, { status: 'completed', text, usage, cost });
   const compensations = await services.ledger.listCompensations(run.runId);
   const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
-  const runContext: RunContext = {
-    ...buildRunContext(scope, loaded.resume, counters),
+  const runContext = buildRunContext(scope, loaded.resume, counters, {
+    history: [],
     settleResumed: (results) => settleBatch(scope.pause, loaded.records, results),
-  };
-  return runSegment(scope, runContext, run.startedAt, lease);
+  });
+  return await runSegment(scope, runContext, run.startedAt, lease);
 }
 
 /** A run aborted before it reached the turn loop: a new run opens and ends; a paused one ends as it stood. */

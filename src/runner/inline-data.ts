@@ -40,6 +40,11 @@ async function withData(
   return attachments.length === 0 ? { role: 'user', content } : { role: 'user', content, attachments };
 }
 
+/** True when a user message of `messages` has inline attachments (whose bytes `withInlineData` reads). */
+function hasInlineData(messages: readonly ModelMessage[]): boolean {
+  return messages.some((message) => message.role === 'user' && message.attachments !== undefined);
+}
+
 /**
  * The messages of one model call with every inline attachment's bytes (base64) read from the workspace: the
  * conversation, the transcript and the ledger only ever hold references. Messages without attachments are
@@ -50,8 +55,7 @@ export async function withInlineData(
   signal: AbortSignal,
   messages: readonly ModelMessage[],
 ): Promise<readonly ModelMessage[]> {
-  if (!messages.some((message) => message.role === 'user' && message.attachments !== undefined))
-    return messages;
+  if (!hasInlineData(messages)) return messages;
   let read = readByRun.get(signal);
   if (read === undefined) readByRun.set(signal, (read = new Map<string, string | null>()));
   const cache = read;

@@ -75,7 +75,8 @@ async function tryCandidates(
   const { candidates, maxAttempts } = context.services;
   let last: CandidateFailure = { reason: 'unknown', message: 'no model was tried', cooling: false };
   let everyCooling = true;
-  for (const [index, candidate] of candidates.entries()) {
+  for (let index = 0; index < candidates.length; index++) {
+    const candidate = candidates[index] as ModelCandidate;
     const outcome = await tryCandidate(context, candidate, messages, runText, () => ++attempts.count);
     if ('turn' in outcome) return outcome;
     last = outcome;
@@ -101,10 +102,13 @@ type CandidateOutcome = { turn: ModelTurn } | CandidateFailure;
 /** Where the attempts at one candidate model stand: its current profile, the profiles tried, the retries spent. */
 interface CandidateAttempts {
   readonly candidate: ModelCandidate;
-  readonly tried: Set<string>;
+  /** Made at the first rotation (only a candidate with auth profiles rotates). */
+  tried: Set<string> | undefined;
   profile: PickedProfile | undefined;
   retries: number;
 }
+
+const noneTried: ReadonlySet<string> = new Set();
 
 /** The candidate's next available auth profile not tried yet (the session's preferred one first). */
 function nextProfile(context: RunContext, state: CandidateAttempts): PickedProfile | undefined {
@@ -113,7 +117,7 @@ function nextProfile(context: RunContext, state: CandidateAttempts): PickedProfi
   return context.services.profiles.next(
     candidate.providerName,
     candidate.model,
-    tried,
+    tried ?? noneTried,
     now,
     context.failover.preferredProfile,
   );
@@ -129,14 +133,28 @@ async function tryCandidate(
 ): Promise<CandidateOutcome> {
   const { services, signal } = context;
   const pooled = services.profiles.has(candidate.providerName);
-  const state: CandidateAttempts = { candidate, tried: new Set(), profile: undefined, retries: 0 };
+  const state: CandidateAttempts = { candidate, tried: undefined, profile: undefined, retries: 0 };
   if (pooled) state.profile = nextProfile(context, state);
   if (pooled && state.profile === undefined) return exhaustedCandidate(context, candidate, undefined);
   for (;;) {
     if (countAttempt() > services.maxAttempts)
       return { reason: 'unknown', message: `gave up after ${services.maxAttempts} attempts`, cooling: false };
+    // One attempt with the current profile (in this frame: no call of its own per attempt); a success clears the
+    // profile's failures and reports the cost.
+    const { profile } = state;
     try {
-      return { turn: await attemptCandidate(context, state, messages, runText) };
+      const paced = paceRequest(context, candidate.providerName);
+      if (paced !== undefined) await paced;
+      const startedAt = services.clock.now();
+      const turn = await streamModelTurn(context, messages, runText, {
+        provider: candidate.provider,
+        model: candidate.model,
+        thinking: context.failover.thinking,
+        credential: profile?.credential(),
+      });
+      if (profile !== undefined) services.profiles.succeeded(profile.id, services.clock.now());
+      reportCost(context, candidate, profile, turn, startedAt);
+      return { turn };
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
       const failure = failureOf(error);
@@ -157,28 +175,6 @@ export function paceRequest(context: RunContext, provider: string): Promise<void
     signal,
     onWaited: (info) => context.emit({ type: 'lane.waited', runId, ...info }),
   });
-}
-
-/** One attempt with the candidate's current profile; a success clears the profile's failures and reports cost. */
-async function attemptCandidate(
-  context: RunContext,
-  state: CandidateAttempts,
-  messages: readonly ModelMessage[],
-  runText: RunText,
-): Promise<ModelTurn> {
-  const { candidate, profile } = state;
-  const paced = paceRequest(context, candidate.providerName);
-  if (paced !== undefined) await paced;
-  const startedAt = context.services.clock.now();
-  const turn = await streamModelTurn(context, messages, runText, {
-    provider: candidate.provider,
-    model: candidate.model,
-    thinking: context.failover.thinking,
-    credential: profile?.credential(),
-  });
-  if (profile !== undefined) context.services.profiles.succeeded(profile.id, context.services.clock.now());
-  reportCost(context, candidate, profile, turn, startedAt);
-  return turn;
 }
 
 /**
@@ -240,7 +236,7 @@ function rotateProfile(
   const { candidate } = state;
   const { reason, message } = failed;
   coolDown(context, candidate, profile, reason, failed.retryAfterMs);
-  state.tried.add(profile.id);
+  (state.tried ??= new Set()).add(profile.id);
   const next = nextProfile(context, state);
   context.emit({
     type: 'failover.rotated',

@@ -10,11 +10,18 @@ export interface RunCounters {
   readonly compensationSeq: number;
 }
 
-/** The turn loop's context for one segment of a run (from its start, or from a pause with `resume`). */
+/** What a segment's context holds beyond the scope: the earlier conversation, how a resumed batch settles. */
+export type SegmentParts = Pick<RunContext, 'history' | 'settleResumed'>;
+
+/**
+ * The turn loop's context for one segment of a run (from its start, or from a pause with `resume`): the run's one
+ * object, built once with its `parts` (not copied to add them).
+ */
 export function buildRunContext(
   scope: RunScope,
   resume: RunResume | undefined,
   counters: RunCounters,
+  parts: SegmentParts = { history: [] },
 ): RunContext {
   const { services, request, port } = scope;
   const { run, sessionKey } = request;
@@ -27,7 +34,7 @@ export function buildRunContext(
     prompt: run.prompt,
     ...(run.attachments === undefined ? {} : { attachments: run.attachments }),
     messageIds: run.messageIds,
-    history: [],
+    history: parts.history,
     tools: services.toolsFor(sessionKey),
     signal: request.signal,
     steering: request.steering,
@@ -49,6 +56,7 @@ export function buildRunContext(
       writeInBackground(services, written);
     },
     compensate: createCompensator(scope, counters.compensationSeq),
+    ...(parts.settleResumed === undefined ? {} : { settleResumed: parts.settleResumed }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/index.js';
+import { isRuntimeError, isSettledWrite, toErrorInfo, type ErrorInfo } from '../core/index.js';
 import type { ModelMessage } from '../providers/index.js';
 import type { RunOutcome } from './run-context.js';
 import type { RunScope } from './run-scope.js';
@@ -42,6 +42,7 @@ export function openRunRecord(scope: RunScope, startedAt: number): Promise<void>
     model: primary.model,
   });
   // Callers wait for both before any side effect; a failure (also reported above) stops the run there.
+  if (isSettledWrite(opened) && isSettledWrite(consumed)) return opened;
   return Promise.all([opened, consumed]).then(() => undefined);
 }
 

@@ -1,3 +1,5 @@
+import { isSettledWrite, settledWrite } from '../core/index.js';
+
 /**
  * The ledger writes a run issued in the background (its turns): the run's commit waits for them, and a run whose
  * turn was lost cannot end `completed`.
@@ -9,24 +11,31 @@ export interface RunWrites {
   settled(): Promise<unknown>;
 }
 
-/** No writes yet. */
+/** No writes yet. A write already durable when issued (the memory ledger's) is not kept: nothing to wait for. */
 export function createRunWrites(): RunWrites {
   let pending: Promise<void>[] = [];
   let failure: { readonly error: unknown } | undefined;
+  const failed = (error: unknown): void => {
+    failure ??= { error };
+  };
+  const drain = async (): Promise<unknown> => {
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      await Promise.allSettled(batch);
+    }
+    return failure?.error;
+  };
   return {
     track(write) {
+      if (isSettledWrite(write)) return;
       pending.push(write);
-      write.catch((error: unknown) => {
-        failure ??= { error };
-      });
+      write.catch(failed);
     },
-    async settled() {
-      while (pending.length > 0) {
-        const batch = pending;
-        pending = [];
-        await Promise.allSettled(batch);
-      }
-      return failure?.error;
+    settled() {
+      // Nothing in flight (every write was durable when issued): the shared settled promise, no frame to wait on.
+      if (pending.length === 0 && failure === undefined) return settledWrite;
+      return drain();
     },
   };
 }

@@ -49,20 +49,29 @@ function addRun(tables: RunTables, record: RunRecord): void {
   if (openStatuses.has(record.status)) tables.openRuns.add(record.runId);
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function withoutError(record: RunRecord): Omit<RunRecord, 'error'> {
+  const { error: _previousError, ...rest } = record;
+  return rest;
+}
+
 // Closes a paused run as well as a running one (aborting a paused run ends it).
 function closeRecord(tables: RunTables, runId: string, close: RunClose): void {
   const current = tables.runs.get(runId);
   if (!current) throw new RuntimeError('not_found', `no run ${runId}`, { details: { runId } });
-  const { error: _previousError, ...rest } = current;
-  tables.runs.set(runId, {
+  // A previous error is dropped; a run without one (the common case) is copied once, not twice.
+  const rest = current.error === undefined ? current : withoutError(current);
+  const closed: Mutable<RunRecord> = {
     ...rest,
     status: close.status,
     endedAt: close.endedAt,
     text: close.text,
     usage: { ...close.usage },
-    ...(close.cost === undefined ? {} : { cost: close.cost }),
-    ...(close.error ? { error: { ...close.error } } : {}),
-  });
+  };
+  if (close.cost !== undefined) closed.cost = close.cost;
+  if (close.error) closed.error = { ...close.error };
+  tables.runs.set(runId, closed);
   tables.openRuns.delete(runId);
 }
 
