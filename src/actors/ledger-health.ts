@@ -220,26 +220,21 @@ function isThenable(value: unknown): value is Promise<unknown> {
  * were (a wrapped promise would settle a turn later and split what commits together).
  */
 export function watchLedger(ledger: Ledger, health: Pick<LedgerHealth, 'observe'>): Ledger {
-  const wrapped = new Map<PropertyKey, unknown>();
   const observe = (error: unknown): void => health.observe(error);
-  return new Proxy(ledger, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      let wrapper = wrapped.get(property);
-      if (wrapper === undefined) {
-        const method = value as (...args: unknown[]) => unknown;
-        wrapper = (...args: unknown[]): unknown => {
-          const result = method.apply(target, args);
-          // Registered first, so it runs before the caller's own handler (which may read the run's lease).
-          if (isThenable(result)) result.then(undefined, observe);
-          return result;
-        };
-        wrapped.set(property, wrapper);
-      }
-      return wrapper;
-    },
-  });
+  // Each method wrapped once, on an object whose prototype is the ledger (its other properties read through).
+  const watched = Object.create(ledger) as Record<string, unknown>;
+  for (const key in ledger) {
+    const value: unknown = (ledger as unknown as Record<string, unknown>)[key];
+    if (typeof value !== 'function') continue;
+    const method = value as (...args: unknown[]) => unknown;
+    watched[key] = (...args: unknown[]): unknown => {
+      const result = method.apply(ledger, args);
+      // Registered first, so it runs before the caller's own handler (which may read the run's lease).
+      if (isThenable(result)) result.then(undefined, observe);
+      return result;
+    };
+  }
+  return watched as unknown as Ledger;
 }
 
 /** The ledger as a runtime uses it, watched: its health, and the `onError` that leaves storage faults to it. */

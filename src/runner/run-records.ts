@@ -96,7 +96,7 @@ function isLost(lease: RunLease | undefined): boolean {
 
 /**
  * The end of a run the ledger failed under: nothing is written (a write now would fail and leave the run `running`
- * while its session looks idle). The run waits, holding its session's lane, until the ledger heals; its session is
+ * while its session looks idle). The run waits, its session's machine still running it, until the ledger heals; its session is
  * then reconciled from the ledger, which closes the run as a crash does, with the text that was recorded.
  */
 export async function holdRunEnd(
