@@ -58,7 +58,7 @@ export interface SessionRegistry {
 }
 
 /** The registry's state: its dependencies, no live session, no run to resume yet, and the sessions' doors. */
-function registryState(options: Omit<RegistryState, 'sessions' | 'resuming' | 'doors'>): RegistryState {
+function registryState(options: SessionRegistryOptions): RegistryState {
   const sessions = new Map<string, LiveSession>();
   const doors = createSessionDoors(
     (key) => sessions.get(key),
@@ -68,18 +68,11 @@ function registryState(options: Omit<RegistryState, 'sessions' | 'resuming' | 'd
   return registry;
 }
 
+/** What a runtime's registry is made with: its dependencies (`RegistryState` without the sessions). */
+export type SessionRegistryOptions = Omit<RegistryState, 'sessions' | 'resuming' | 'doors'>;
+
 /** Create the registry for one runtime. */
-export function createSessionRegistry(options: {
-  machine: SessionMachine;
-  ledger: Ledger;
-  clock: Clock;
-  /** Drain timing for queued messages the snapshot did not know. */
-  defaults: ReconcileDefaults;
-  /** Told about a session that cannot be hydrated because a row of it is corrupt (before its caller is). */
-  onCorrupt?: (error: RuntimeError) => void;
-  /** Told about a hydrated session that rests idle, as the machine tells about one that goes idle. */
-  onIdle?: (sessionKey: string) => void;
-}): SessionRegistry {
+export function createSessionRegistry(options: SessionRegistryOptions): SessionRegistry {
   const registry = registryState(options);
   const { ledger, clock, sessions, doors } = registry;
   const suspended = new Map<string, Promise<void>>();
