@@ -21,7 +21,7 @@ import {
   endHeldPlan,
   endPausedPlan,
   workEnded,
-  type AbortStatus,
+  type PlanEnding,
   createRunExecutor,
 } from '../runner/index.js';
 import type { SessionTools } from './session-api.js';
@@ -131,15 +131,7 @@ function runInSession<T>(
  * a paused one closed (its waiting steps cancelled; a paused plan the machine is closing finds them in its
  * events). The session lets the plan go once it is recorded, whatever happened.
  */
-export async function endPlanOf(
-  internals: RuntimeInternals,
-  ended: {
-    readonly sessionKey: string;
-    readonly runId: string;
-    readonly status: AbortStatus;
-    reason: string;
-  },
-): Promise<void> {
+export async function endPlanOf(internals: RuntimeInternals, ended: PlanEnding): Promise<void> {
   const { sessionKey, runId, status } = ended;
   const live = internals.registry.live(sessionKey);
   const control = live === undefined ? undefined : sessionControlOf(internals, live);

@@ -27,7 +27,7 @@ export {
 export type { AuthProfilePool, ModelCandidate } from './failover-context.js';
 export { settleApproval, settleSupplied } from './pause-decisions.js';
 export { resumeCrashedPlan } from './plan-crash-resume.js';
-export { endHeldPlan, endPausedPlan } from './plan-end.js';
+export { endHeldPlan, endPausedPlan, type PlanEnding } from './plan-end.js';
 export { resumePlanRun } from './plan-resume.js';
 export { assertPlanStepIds, type PlanRunResult } from './plan-run.js';
 export { startPlanRun } from './plan-start.js';

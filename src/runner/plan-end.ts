@@ -64,6 +64,14 @@ export function endPlanRun(
   return closed;
 }
 
+/** A plan run of a session to end, and how: `aborted` or `interrupted`, and why. */
+export interface PlanEnding {
+  readonly sessionKey: string;
+  readonly runId: string;
+  readonly status: AbortStatus;
+  readonly reason: string;
+}
+
 /**
  * End a plan run the session holds, as an abort or an interrupting message asks: a plan executing now is
  * aborted (it records its own end), a paused one is closed here. Settles once the end is recorded.
@@ -72,12 +80,7 @@ export function endHeldPlan(
   services: RunServices,
   work: RunWork,
   control: SessionControl | undefined,
-  ended: {
-    readonly sessionKey: string;
-    readonly runId: string;
-    readonly status: AbortStatus;
-    reason: string;
-  },
+  ended: PlanEnding,
 ): Promise<void> {
   const { sessionKey, runId, status, reason } = ended;
   const active = work.plans.get(sessionKey)?.get(runId);

@@ -1,53 +1,24 @@
-import { createActor } from 'xstate';
-import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  activityOf,
-  createSessionMachine,
-  type SessionActor,
-  stopSession,
-} from '../../src/actors/session-machine.js';
+import { activityOf, stopSession } from '../../src/actors/session-machine.js';
 import { RuntimeError } from '../../src/core/errors.js';
-import { sequentialIds } from '../../src/core/ids.js';
-import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
-import type { RunRequest } from '../../src/runner/run-request.js';
-import type { RunPort } from '../../src/runner/session-port.js';
 import { isRunPaused, type RunResult } from '../../src/runner/run-summary.js';
+import { admitMessage, bareSession } from '../support/session-actor.js';
 
 /** A bare session actor with one run started, waiting until the test finishes it. */
 function sessionWithRun() {
-  const clock = fakeClock({ now: 1000 });
-  const runs: { request: RunRequest; port: RunPort; finish: (result: RunResult) => void }[] = [];
   const ended: RunResult[] = [];
   // Each report, with whether the actor's snapshot still named a run when it came.
   const reports: { adopted: boolean; status?: string; runStillNamed: boolean }[] = [];
-  const machine = createSessionMachine({
-    clock,
-    ids: sequentialIds(),
-    executeRun: (request, port) =>
-      new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
-    portOf: (key) => ({ key, emit: () => undefined }),
-    onIdle: () => undefined,
+  const { clock, runs, actor } = bareSession({
     onRunReported: (_key, { result, adopted }) => {
       if (adopted && result !== undefined && !isRunPaused(result)) ended.push(result);
       const runStillNamed = actor.getSnapshot().context.run !== null;
       const status = result === undefined || isRunPaused(result) ? undefined : result.status;
       reports.push({ adopted, ...(status === undefined ? {} : { status }), runStillNamed });
     },
-    pauseTimeoutMs: 60_000,
-    endPlan: () => undefined,
   });
-  const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
   actor.start();
-  actor.send({
-    type: 'ADMIT',
-    item: { messageId: 'm1', text: 'hi', mode: 'followup', enqueuedAt: 1000, debounceMs: 0, maxWaitMs: 0 },
-    settings: defaultQueueSettings,
-    recorded: 'pending',
-    at: 1000,
-    remember: false,
-    waitMs: 0,
-  });
+  admitMessage(actor, 'm1');
   const run = runs[0];
   if (run === undefined) throw new Error('no run started');
   return { actor, clock, run, ended, reports };

@@ -1,41 +1,16 @@
-import { createActor } from 'xstate';
-import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
-import { createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
 import { decideInto, previewDecision } from '../../src/actors/session-pause.js';
 import type { SessionEmitted } from '../../src/actors/session-context.js';
-import { sequentialIds } from '../../src/core/ids.js';
-import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
-import type { RunRequest } from '../../src/runner/run-request.js';
-import type { PausedCallInfo, RunResult } from '../../src/runner/run-summary.js';
+import type { PausedCallInfo } from '../../src/runner/run-summary.js';
+import { admitMessage, bareSession } from '../support/session-actor.js';
 
 /** A session actor whose run paused on `calls` (started by a message, paused by the test). */
 async function pausedOn(calls: readonly PausedCallInfo[]) {
-  const clock = fakeClock({ now: 1000 });
-  const runs: { request: RunRequest; finish: (result: RunResult) => void }[] = [];
-  const machine = createSessionMachine({
-    clock,
-    ids: sequentialIds(),
-    executeRun: (request) => new Promise<RunResult>((resolve) => runs.push({ request, finish: resolve })),
-    portOf: (key) => ({ key, emit: () => undefined }),
-    onIdle: () => undefined,
-    onRunReported: () => undefined,
-    pauseTimeoutMs: 60_000,
-    endPlan: () => undefined,
-  });
-  const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
+  const { clock, runs, actor } = bareSession();
   const emitted: SessionEmitted[] = [];
   actor.on('*', (event) => emitted.push(event));
   actor.start();
-  actor.send({
-    type: 'ADMIT',
-    item: { messageId: 'm1', text: 'hi', mode: 'followup', enqueuedAt: 1000, debounceMs: 0, maxWaitMs: 0 },
-    settings: defaultQueueSettings,
-    recorded: 'pending',
-    at: 1000,
-    remember: false,
-    waitMs: 0,
-  });
+  admitMessage(actor, 'm1');
   const run = runs[0];
   if (run === undefined) throw new Error('no run started');
   const runId = run.request.run.runId;

@@ -1,43 +1,15 @@
-import { createActor } from 'xstate';
-import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
-import { createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
 import { recordOf, settingsOf, snapshotWithSettings } from '../../src/actors/session-context.js';
-import { sequentialIds } from '../../src/core/ids.js';
-import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
-import type { RunRequest } from '../../src/runner/run-request.js';
-import type { RunPort } from '../../src/runner/session-port.js';
 import type { RunResult, RunSummary } from '../../src/runner/run-summary.js';
+import { admitMessage, bareSession } from '../support/session-actor.js';
 
 /** A bare session actor; `admit` starts a run the test finishes, `settled` collects what the actor emits. */
 function session() {
-  const clock = fakeClock({ now: 1000 });
-  const runs: { request: RunRequest; port: RunPort; finish: (result: RunResult) => void }[] = [];
-  const machine = createSessionMachine({
-    clock,
-    ids: sequentialIds(),
-    executeRun: (request, port) =>
-      new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
-    portOf: (key) => ({ key, emit: () => undefined }),
-    onIdle: () => undefined,
-    onRunReported: () => undefined,
-    pauseTimeoutMs: 60_000,
-    endPlan: () => undefined,
-  });
-  const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
+  const { clock, runs, actor } = bareSession();
   const settled: RunResult[] = [];
   actor.on('run.settled', ({ result }) => settled.push(result));
   actor.start();
-  const admit = (messageId: string) =>
-    actor.send({
-      type: 'ADMIT',
-      item: { messageId, text: 'hi', mode: 'followup', enqueuedAt: 1000, debounceMs: 0, maxWaitMs: 0 },
-      settings: defaultQueueSettings,
-      recorded: 'pending',
-      at: 1000,
-      remember: false,
-      waitMs: 0,
-    });
+  const admit = (messageId: string) => admitMessage(actor, messageId);
   return { actor, clock, runs, settled, admit };
 }
 

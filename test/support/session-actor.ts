@@ -1,0 +1,55 @@
+import { createActor } from 'xstate';
+import { fakeClock } from 'agentlanes/testing';
+import {
+  createSessionMachine,
+  type SessionActor,
+  type SessionMachineDeps,
+} from '../../src/actors/session-machine.js';
+import { sequentialIds } from '../../src/core/ids.js';
+import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
+import type { RunRequest } from '../../src/runner/run-request.js';
+import type { RunPort } from '../../src/runner/session-port.js';
+import type { RunResult } from '../../src/runner/run-summary.js';
+
+/** A run the bare session started: the test finishes it (its end or pause) by hand. */
+export interface StartedRun {
+  readonly request: RunRequest;
+  readonly port: RunPort;
+  readonly finish: (result: RunResult) => void;
+}
+
+/**
+ * A bare session actor of session "chat:1" on a fake clock at 1000 (not started): its runs wait in `runs` until the
+ * test finishes them, and its other dependencies do nothing unless `overrides` says otherwise.
+ */
+export function bareSession(overrides: Partial<SessionMachineDeps> = {}) {
+  const clock = fakeClock({ now: 1000 });
+  const runs: StartedRun[] = [];
+  const machine = createSessionMachine({
+    clock,
+    ids: sequentialIds(),
+    executeRun: (request, port) =>
+      new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
+    portOf: (key) => ({ key, emit: () => undefined }),
+    onIdle: () => undefined,
+    onRunReported: () => undefined,
+    pauseTimeoutMs: 60_000,
+    endPlan: () => undefined,
+    ...overrides,
+  });
+  const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
+  return { clock, runs, actor };
+}
+
+/** Send the ADMIT of durable followup message `messageId` ("hi", recorded pending at 1000). */
+export function admitMessage(actor: SessionActor, messageId: string): void {
+  actor.send({
+    type: 'ADMIT',
+    item: { messageId, text: 'hi', mode: 'followup', enqueuedAt: 1000, debounceMs: 0, maxWaitMs: 0 },
+    settings: defaultQueueSettings,
+    recorded: 'pending',
+    at: 1000,
+    remember: false,
+    waitMs: 0,
+  });
+}
