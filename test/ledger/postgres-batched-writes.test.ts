@@ -1,14 +1,13 @@
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
 import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
 import { message, run, turn } from '../contracts/ledger-fixtures.contract.js';
 import { emptyPostgresLedger } from '../support/postgres.js';
+import { statementProbe } from '../support/postgres-statements.js';
 
 /** The statements every `pg` client of this process sends, while a test runs. */
-const sent: string[] = [];
-const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-const original = prototype.query;
+const probe = statementProbe();
+const { sent } = probe;
 
 function count(fragment: string): number {
   return sent.filter((text) => text.startsWith(fragment)).length;
@@ -30,15 +29,10 @@ describe('the Postgres ledger, statements per write and read', () => {
   beforeEach(async () => {
     ledger = await emptyPostgresLedger();
     await ledger.ready();
-    sent.length = 0;
-    prototype.query = function (this: pg.Client, ...args: unknown[]): unknown {
-      const first = args[0] as string | { text: string };
-      sent.push(typeof first === 'string' ? first : first.text);
-      return original.apply(this, args);
-    };
+    probe.watch();
   });
   afterEach(async () => {
-    prototype.query = original;
+    probe.restore();
     await ledger.close();
   });
 

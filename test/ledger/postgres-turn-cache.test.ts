@@ -1,13 +1,12 @@
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
 import { errorOf, turn } from '../contracts/ledger-fixtures.contract.js';
 import { freshPostgresLedger, freshSchema } from '../support/postgres.js';
+import { statementProbe } from '../support/postgres-statements.js';
 
 /** The statements every `pg` client of this process sends, while a test runs. */
-const sent: string[] = [];
-const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-const original = prototype.query;
+const probe = statementProbe();
+const { sent } = probe;
 
 const opened: PostgresLedger[] = [];
 function open(schema: string): PostgresLedger {
@@ -23,15 +22,10 @@ function open(schema: string): PostgresLedger {
  */
 describe('the Postgres ledger, a transcript from memory', () => {
   beforeEach(() => {
-    sent.length = 0;
-    prototype.query = function (this: pg.Client, ...args: unknown[]): unknown {
-      const first = args[0] as string | { text: string };
-      sent.push(typeof first === 'string' ? first : first.text);
-      return original.apply(this, args);
-    };
+    probe.watch();
   });
   afterEach(async () => {
-    prototype.query = original;
+    probe.restore();
     for (const ledger of opened.splice(0)) await ledger.close();
   });
 
