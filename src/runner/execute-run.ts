@@ -1,15 +1,105 @@
-import { abortReason } from '../core/index.js';
-import { toErrorInfo } from '../core/index.js';
+import {
+  RuntimeError,
+  abortReason,
+  toErrorInfo,
+  isRuntimeError,
+  isSettledWrite,
+  type ErrorInfo,
+  settledWrite,
+  type RunStatus,
+  type Clock,
+  createDeferred,
+} from '../core/index.js';
+import type { LaneWaitInfo } from '../lanes/index.js';
+import type { RunJob, ExecuteRun, RunRequest, RunResult, RunSummary, RunPort } from './run-request.js';
+import { type RunServices, type RunLease, writeInBackground } from './run-services.js';
 import { loadCrashResume } from './crash-resume.js';
-import { abortStatusOf } from './run-abort.js';
 import { buildRunContext } from './run-context-builder.js';
-import { isRunPause, type RunContext } from './run-context.js';
-import { cancelPause, loadResume, recordPause, settleBatch } from './run-pause.js';
-import { commitRun, holdRunEnd, openRunRecord, runHistory } from './run-records.js';
-import type { RunScope } from './run-scope.js';
-import type { RunLease } from './run-services.js';
-import type { RunResult, RunSummary } from './run-summary.js';
+import { isRunPause, type RunContext, type RunOutcome } from './run-context.js';
+import { cancelPause, loadResume, recordPause, settleBatch, type PauseDeps } from './run-pause.js';
 import { runTurnLoop } from './turn-loop.js';
+import type { ModelMessage } from '../providers/index.js';
+import { scrubErrorInfo } from './scrub-event.js';
+import { turnsToMessages } from './transcript.js';
+
+/**
+ * Build the one entry a session machine starts every run kind through. An agent run goes
+ * `globalLane -> turn loop`, opened, its messages marked consumed, its turns and its end or pause recorded; a plan
+ * run or an undo runs the job its caller handed the session (`jobFor`). The machine runs one run of a session at
+ * a time, so no session lane is needed.
+ */
+export function createRunExecutor(
+  services: RunServices,
+  jobFor: (request: RunRequest) => RunJob | undefined,
+): ExecuteRun {
+  const agent = createAgentExecutor(services);
+  return (request, port) => {
+    const kind = request.run.kind ?? 'agent';
+    return kind === 'agent' ? agent(request, port) : runJob(jobFor, request);
+  };
+}
+
+/** Run a plan run's or an undo's job; one that is gone (a session restored with work its caller lost) never starts. */
+function runJob(jobFor: (request: RunRequest) => RunJob | undefined, request: RunRequest) {
+  const { run } = request;
+  const job = jobFor(request);
+  if (job === undefined) {
+    const error = new RuntimeError('internal', `the ${run.kind ?? 'agent'} run "${run.runId}" has no job`);
+    return Promise.reject(error);
+  }
+  return job.run(request);
+}
+
+/** The executor of agent runs. */
+function createAgentExecutor(services: RunServices): ExecuteRun {
+  return async (request, port) => {
+    // The machine starts a run from inside its step (xstate runs actions there): begin once that step is done, so
+    // what the run reads of its session (its port, its tools) sees the snapshot that holds the run.
+    await Promise.resolve();
+    const scope = openRunScope(services, request, port);
+    // A paused run aborted or interrupted meanwhile only ends; it needs no lane, and it ends even while closing.
+    if (request.run.resume !== undefined && request.signal.aborted) return endRunBeforeStart(scope);
+    if (!services.accepting()) throw new RuntimeError('runtime_closed', 'the runtime is closing');
+    return runInLanes(scope);
+  };
+}
+
+/**
+ * Queue the run in the global lane (a subagent's run: the subagent lane). Aborted while still waiting there, the run never reached the model: it ends now, and the lane task that would have run it
+ * returns at once when its turn comes (one listener per run, instead of wiring the signal through the lane).
+ */
+function runInLanes(scope: RunScope): Promise<RunResult> {
+  const { services, request, port } = scope;
+  const { signal, run } = request;
+  const provider = services.candidates[0].providerName;
+  const onWaited = (info: LaneWaitInfo): void =>
+    port.emit({ type: 'lane.waited', runId: run.runId, ...info });
+  return new Promise<RunResult>((resolve, reject) => {
+    let started = false;
+    let settled = false;
+    const settle = (finish: () => void): void => {
+      if (settled) return;
+      settled = true;
+      finish();
+    };
+    signal.addEventListener('abort', () => !started && settle(() => resolve(endRunBeforeStart(scope))), {
+      once: true,
+    });
+    const task = (): Promise<RunResult | undefined> => {
+      started = true;
+      return signal.aborted ? Promise.resolve(undefined) : executeRunInLane(scope);
+    };
+    // A subagent's run takes the subagent lane: its parent may hold a global slot while it waits for the child.
+    const spawned = services.subagents.parentOf(request.sessionKey) !== undefined;
+    const inLane = spawned
+      ? services.subagents.lane.run(task)
+      : services.globalLane.run(task, { provider, onWaited });
+    inLane.then(
+      (result) => settle(() => resolve(result ?? endRunBeforeStart(scope))),
+      (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
+    );
+  });
+}
 
 /** A rejection handled where the promise is awaited later. */
 const ignore = (): undefined => undefined;
@@ -153,4 +243,279 @@ async function recordEndBeforeStart(scope: RunScope): Promise<RunSummary> {
   openRunRecord(scope, startedAt).catch(() => undefined);
   const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
   return commitRun(scope, startedAt, { status, ...nothing, error });
+}
+
+/** One run being executed: the shared services, the request, and its session's port taken at the start. */
+export interface RunScope {
+  readonly services: RunServices;
+  readonly request: RunRequest;
+  readonly port: RunPort;
+  /** What recording and resuming this run's pauses needs. */
+  readonly pause: PauseDeps;
+  /** The run's background writes (its turns), which its commit waits for. */
+  readonly writes: RunWrites;
+}
+
+/** Open the scope of a run with the port its session handed it. */
+export function openRunScope(services: RunServices, request: RunRequest, port: RunPort): RunScope {
+  const pause: PauseDeps = {
+    ledger: services.ledger,
+    clock: services.clock,
+    emit: (event) => port.emit(event),
+    write: (promise) => {
+      promise.catch(services.onError);
+    },
+    historyTurns: services.limits.historyTurns,
+  };
+  return { services, request, port, pause, writes: createRunWrites() };
+}
+
+/**
+ * Record a run's opening: its run row, its messages marked consumed, and `run.started`. Rejects when either write
+ * failed: the run must not reach its model (nothing it did could be recorded).
+ */
+export function openRunRecord(scope: RunScope, startedAt: number): Promise<void> {
+  const { services, request, port } = scope;
+  const { run, sessionKey } = request;
+  const primary = services.candidates[0];
+  const parent = services.subagents.parentOf(sessionKey);
+  const opened = services.ledger.openRun({
+    runId: run.runId,
+    sessionKey,
+    ...(parent === undefined ? {} : { parentRunId: parent.parentRunId, parentCallId: parent.parentCallId }),
+    status: 'running',
+    messageIds: run.messageIds,
+    provider: primary.providerName,
+    model: primary.model,
+    startedAt,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    text: '',
+  });
+  const consumed = services.ledger.updateMessages(sessionKey, run.messageIds, {
+    status: run.consumedAs,
+    runId: run.runId,
+  });
+  writeInBackground(services, opened);
+  writeInBackground(services, consumed);
+  port.emit({
+    type: 'run.started',
+    runId: run.runId,
+    messageIds: [...run.messageIds],
+    provider: primary.providerName,
+    model: primary.model,
+  });
+  // Callers wait for both before any side effect; a failure (also reported above) stops the run there.
+  if (isSettledWrite(opened) && isSettledWrite(consumed)) return opened;
+  return Promise.all([opened, consumed]).then(() => undefined);
+}
+
+/** The closing stretch of a run: its row closed and `run.ended` emitted together (one group-commit transaction). */
+function writeRunEnd(
+  scope: RunScope,
+  startedAt: number,
+  outcome: RunOutcome,
+): { readonly summary: RunSummary; readonly committed: Promise<void> } {
+  const { services, request, port } = scope;
+  const { run } = request;
+  const endedAt = services.clock.now();
+  const error =
+    outcome.error === undefined ? {} : { error: scrubErrorInfo(outcome.error, services.profiles.scrub) };
+  const { status, text, usage, cost } = outcome;
+  // One synchronous stretch: group commit puts the run's row and its run.ended in one transaction, so a crash or
+  // a failed commit keeps neither (the bus delivers run.ended only once it is durable).
+  const committed = services.ledger.closeRun(run.runId, { status, endedAt, text, usage, cost, ...error });
+  port.emit({
+    type: 'run.ended',
+    runId: run.runId,
+    status,
+    text,
+    usage,
+    durationMs: endedAt - startedAt,
+    ...error,
+  });
+  const summary = {
+    runId: run.runId,
+    status,
+    text,
+    messageIds: run.messageIds,
+    startedAt,
+    endedAt,
+    ...error,
+  };
+  return { summary, committed };
+}
+
+/** The outcome of a run whose commit could not be written: `failed`, saying why. */
+function commitFailed(outcome: RunOutcome, what: string, cause: unknown): RunOutcome {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  const message = `${what}: ${reason}`;
+  return { ...outcome, status: 'failed', error: { code: 'ledger_unavailable', message } };
+}
+
+/** True once the ledger faulted under the run (read afresh: it changes while the run awaits). */
+function isLost(lease: RunLease | undefined): boolean {
+  return lease?.lost === true;
+}
+
+/**
+ * The end of a run the ledger failed under: nothing is written (a write now would fail and leave the run `running`
+ * while its session looks idle). The run waits, its session's machine still running it, until the ledger heals; its session is
+ * then reconciled from the ledger, which closes the run as a crash does, with the text that was recorded.
+ */
+export async function holdRunEnd(
+  scope: RunScope,
+  startedAt: number,
+  outcome: RunOutcome,
+): Promise<RunSummary> {
+  const { services, request } = scope;
+  await services.ledgerGuard?.healed();
+  const error = { code: 'ledger_unavailable', message: 'the ledger could not record the run' } as const;
+  return {
+    runId: request.run.runId,
+    status: 'crashed',
+    text: outcome.text,
+    messageIds: request.run.messageIds,
+    startedAt,
+    endedAt: services.clock.now(),
+    error,
+  };
+}
+
+/**
+ * Commit a run's end once its turns are durable: its status, final text, usage and cost with `run.ended`, in one
+ * transaction (its error scrubbed of secrets). A run one of whose turns was not recorded ends `failed`; a commit
+ * that fails is written again as `failed` (`ledger_unavailable`, saying why), and if that fails too the run stays
+ * open in the ledger, to be closed `crashed` at the next start. Resolves with the summary the ledger holds. A run
+ * whose `lease` was lost to a ledger fault writes nothing and waits for the ledger instead (`holdRunEnd`).
+ */
+export async function commitRun(
+  scope: RunScope,
+  startedAt: number,
+  outcome: RunOutcome,
+  lease?: RunLease,
+): Promise<RunSummary> {
+  const { services } = scope;
+  const lost = await scope.writes.settled();
+  if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
+  const checked =
+    lost === undefined ? outcome : commitFailed(outcome, 'a turn of the run was not recorded', lost);
+  const first = writeRunEnd(scope, startedAt, checked);
+  try {
+    await first.committed;
+    return first.summary;
+  } catch (error) {
+    services.onError(error);
+    // The lease is lost by now when the commit failed because the ledger did (the guard saw the failure first).
+    if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
+    const second = writeRunEnd(
+      scope,
+      startedAt,
+      commitFailed(outcome, 'the run could not be committed', error),
+    );
+    second.committed.catch(services.onError);
+    return second.summary;
+  }
+}
+
+/**
+ * The session's earlier conversation a new run sees (`historyTurns` of it), or the error the run ends with when
+ * the read met a corrupt row (`ledger_corrupt`, already reported by the ledger): that is not transient, so the
+ * run must not go back to the queue to meet it again. Any other failure is thrown (the run did not start, and
+ * the drain retries it). The read is awaited once, with no extra hop: a steer sent meanwhile lands as it did.
+ */
+export async function runHistory(
+  scope: RunScope,
+): Promise<readonly ModelMessage[] | { readonly error: ErrorInfo }> {
+  const { ledger, limits } = scope.services;
+  if (limits.historyTurns === 0) return [];
+  try {
+    const turns = await ledger.listTurns(scope.request.sessionKey, { last: limits.historyTurns });
+    return turnsToMessages(turns, limits.historyTurns);
+  } catch (error) {
+    if (!isRuntimeError(error, 'ledger_corrupt')) throw error;
+    return { error: toErrorInfo(error) };
+  }
+}
+
+/**
+ * The ledger writes a run issued in the background (its turns): the run's commit waits for them, and a run whose
+ * turn was lost cannot end `completed`.
+ */
+export interface RunWrites {
+  /** Track a write; its failure is also reported by the caller. */
+  track(write: Promise<void>): void;
+  /** Resolves once every tracked write settled: with the first failure, or undefined when all were durable. */
+  settled(): Promise<unknown>;
+}
+
+/** No writes yet. A write already durable when issued (the memory ledger's) is not kept: nothing to wait for. */
+export function createRunWrites(): RunWrites {
+  let pending: Promise<void>[] = [];
+  let failure: { readonly error: unknown } | undefined;
+  const failed = (error: unknown): void => {
+    failure ??= { error };
+  };
+  const drain = async (): Promise<unknown> => {
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      await Promise.allSettled(batch);
+    }
+    return failure?.error;
+  };
+  return {
+    track(write) {
+      if (isSettledWrite(write)) return;
+      pending.push(write);
+      write.catch(failed);
+    },
+    settled() {
+      // Nothing in flight (every write was durable when issued): the shared settled promise, no frame to wait on.
+      if (pending.length === 0 && failure === undefined) return settledWrite;
+      return drain();
+    },
+  };
+}
+
+/** The statuses a run ends with when its signal is aborted. */
+export type AbortStatus = Extract<RunStatus, 'aborted' | 'interrupted' | 'timeout'>;
+
+/** The abort reason for a run's signal: a `cancelled` (or `timeout`) RuntimeError that says how the run ends. */
+export function runAbortReason(status: AbortStatus, message: string): RuntimeError {
+  return new RuntimeError(status === 'timeout' ? 'timeout' : 'cancelled', message, { details: { status } });
+}
+
+/** How a run whose signal aborted ends: the status carried by the reason, `aborted` by default. */
+export function abortStatusOf(signal: AbortSignal): AbortStatus {
+  const reason: unknown = signal.reason;
+  if (reason instanceof RuntimeError) {
+    const status = reason.details?.['status'];
+    if (status === 'interrupted' || status === 'timeout') return status;
+  }
+  return 'aborted';
+}
+
+/** Work in progress that `runtime.close()` waits for: its abort, and when it has recorded how it stopped. */
+export interface WorkInProgress {
+  readonly controller: AbortController;
+  readonly finished: Promise<void>;
+}
+
+/**
+ * Let `works` finish within `timeoutMs`, then abort those still running (`cancelled`: the runtime is closing)
+ * and wait for each to record how it stopped, so nothing is left half-written when the ledger closes.
+ */
+export async function settleWork(
+  clock: Clock,
+  works: readonly WorkInProgress[],
+  timeoutMs: number,
+): Promise<void> {
+  if (works.length === 0) return;
+  const finished = Promise.all(works.map((work) => work.finished));
+  const expired = createDeferred<void>();
+  const timer = clock.setTimeout(() => expired.resolve(), timeoutMs);
+  await Promise.race([finished, expired.promise]);
+  clock.clearTimeout(timer);
+  for (const work of works) work.controller.abort(new RuntimeError('cancelled', 'the runtime is closing'));
+  await finished;
 }

@@ -1,6 +1,6 @@
 export { runTurnLoop } from './turn-loop.js';
-export { createSteerInbox, type SteerInbox, type SteerMessage } from './steer-inbox.js';
-export { runAbortReason, abortStatusOf, type AbortStatus } from './run-abort.js';
+export { createSteerInbox, type SteerInbox, type SteerMessage } from './run-request.js';
+export { runAbortReason, abortStatusOf, type AbortStatus } from './execute-run.js';
 export { skippedToolContent } from './tool-call.js';
 export {
   runPhases,
@@ -23,17 +23,17 @@ export {
   defaultRecoveryPolicy,
   recoverOpenRuns,
   type RecoveryPolicy,
-} from './crash-record.js';
+} from './crash-resume.js';
 export type { AuthProfilePool, ModelCandidate } from './failover-context.js';
-export { settleApproval, settleSupplied } from './pause-decisions.js';
+export { settleApproval, settleSupplied } from './run-pause.js';
 export { resumeCrashedPlan } from './plan-crash-resume.js';
 export { endHeldPlan, endPausedPlan, type PlanEnding } from './plan-end.js';
 export { resumePlanRun } from './plan-resume.js';
 export { assertPlanStepIds, type PlanRunResult } from './plan-run.js';
 export { startPlanRun } from './plan-start.js';
-export { createRunExecutor } from './run-executor.js';
+export { createRunExecutor } from './execute-run.js';
 export { runKinds, type ExecuteRun, type RunKind, type RunRequest } from './run-request.js';
-export { workEnded, type RunJob, type RunJobs } from './run-jobs.js';
+export { workEnded, type RunJob, type RunJobs } from './run-request.js';
 export type {
   LaneServices,
   LedgerGuard,
@@ -50,10 +50,10 @@ export {
   type RunPaused,
   type RunResult,
   type RunSummary,
-} from './run-summary.js';
+} from './run-request.js';
 export { createRunWork, type RunWork } from './run-work.js';
 export type { SessionControl, WaitingCall } from './session-control.js';
-export type { RunPort, SessionPort } from './session-port.js';
+export type { RunPort, SessionPort } from './run-request.js';
 export type { SessionScope } from './session-scope.js';
 export {
   createSubagentTool,

@@ -1,13 +1,12 @@
 import type { ErrorInfo } from '../core/index.js';
 import type { RunRecord, StepResultRecord } from '../ledger/index.js';
 import { runFailureCode } from '../policies/index.js';
-import type { PlanOutcome } from '../plans/index.js';
-import type { StepResult } from '../plans/index.js';
-import { runAbortReason, type AbortStatus } from './run-abort.js';
+import type { PlanOutcome, StepResult } from '../plans/index.js';
+import { runAbortReason, type AbortStatus } from './execute-run.js';
 import type { PlanSegment } from './plan-run.js';
 import type { SessionScope } from './session-scope.js';
 import type { RunServices } from './run-services.js';
-import type { RunSummary } from './run-summary.js';
+import type { RunSummary } from './run-request.js';
 import type { RunWork } from './run-work.js';
 import type { PausedPlan, SessionControl } from './session-control.js';
 

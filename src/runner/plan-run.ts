@@ -1,11 +1,14 @@
-import { createDeferred } from '../core/index.js';
-import { RuntimeError } from '../core/index.js';
-import { executePlanSteps, type PlanOutcome } from '../plans/index.js';
-import type { PlanGraph } from '../plans/index.js';
-import type { Plan, PlanOptions } from '../plans/index.js';
-import type { StepResult } from '../plans/index.js';
-import type { StepRunContext } from '../plans/index.js';
-import { abortStatusOf } from './run-abort.js';
+import { createDeferred, RuntimeError } from '../core/index.js';
+import {
+  executePlanSteps,
+  type PlanOutcome,
+  type PlanGraph,
+  type Plan,
+  type PlanOptions,
+  type StepResult,
+  type StepRunContext,
+} from '../plans/index.js';
+import { abortStatusOf } from './execute-run.js';
 import { endPlanRun } from './plan-end.js';
 import type { SessionScope } from './session-scope.js';
 import { trackPlan } from './run-work.js';

@@ -1,6 +1,6 @@
 import type { TurnRecord } from '../ledger/index.js';
 import type { CompensationDraft, RunContext, RunResume } from './run-context.js';
-import type { RunScope } from './run-scope.js';
+import type { RunScope } from './execute-run.js';
 import { writeInBackground } from './run-services.js';
 import { scrubErrorTurn, scrubEventError } from './scrub-event.js';
 

@@ -1,12 +1,10 @@
-import type { InlineAttachment } from '../core/index.js';
-import type { ErrorInfo } from '../core/index.js';
-import type { EventInput, PauseState, RunStatus } from '../core/index.js';
+import type { InlineAttachment, ErrorInfo, EventInput, PauseState, RunStatus } from '../core/index.js';
 import type { ModelMessage, ToolCall, Usage } from '../providers/index.js';
 import type { FailoverState } from './failover-context.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { TurnRecord } from '../ledger/index.js';
 import type { RunServices } from './run-services.js';
-import type { SteerInbox } from './steer-inbox.js';
+import type { SteerInbox } from './run-request.js';
 
 /** Where a run stands; the session actor mirrors it to decide what a new message does. */
 export const runPhases = ['starting', 'streaming', 'tools', 'compacting', 'settling'] as const;

@@ -1,10 +1,13 @@
-import type { PausedCallInfo, RunPaused } from './run-summary.js';
-import type { Clock } from '../core/index.js';
-import type { EventInput, PauseState } from '../core/index.js';
-import type { Ledger, ToolCallRecord } from '../ledger/index.js';
+import type { PausedCallInfo, RunPaused } from './run-request.js';
+import type { Clock, EventInput, PauseState } from '../core/index.js';
+import type { Ledger, ToolCallRecord, ApprovalDecision, ToolCallResult } from '../ledger/index.js';
 import type { ModelMessage } from '../providers/index.js';
-import type { ResumedCall, RunPause, RunResume, ToolResultDraft } from './run-context.js';
+import type { ResumedCall, RunPause, RunResume, ToolResultDraft, RunContext } from './run-context.js';
 import { turnsToMessages } from './transcript.js';
+import type { SessionScope } from './session-scope.js';
+import type { WaitingCall } from './session-control.js';
+import { needsApproval } from '../policies/index.js';
+import type { Tool } from '../tools/index.js';
 
 /** What recording and resuming a pause needs. */
 export interface PauseDeps {
@@ -213,4 +216,76 @@ export async function cancelPause(deps: PauseDeps, runId: string): Promise<void>
       });
     }
   }
+}
+
+/**
+ * Settle a call waiting for approval with an operator's decision in the session machine (it resumes the run
+ * when nothing waits), then record and announce it. When the last approval settled while deferred calls still wait, the run now waits for their results.
+ */
+export async function settleApproval(
+  scope: SessionScope,
+  call: WaitingCall,
+  decision: ApprovalDecision,
+): Promise<void> {
+  const { ledger, clock } = scope.services;
+  const { runId, turn, position } = call;
+  // The session machine settles the call first: an answer it refuses changes nothing, recorded or announced.
+  const after = scope.control.settleCall(call, 'approval');
+  const written = ledger.updateToolCall(
+    { runId, turn, position },
+    {
+      status: decision.decision === 'reject' ? 'rejected' : 'approved',
+      decision,
+      resolvedAt: clock.now(),
+    },
+  );
+  scope.control.emit({
+    type: 'approval.resolved',
+    runId,
+    toolCallId: call.toolCallId,
+    tool: call.tool,
+    decision: decision.decision,
+    ...(decision.remember === undefined ? {} : { remember: decision.remember }),
+    ...(decision.message === undefined ? {} : { message: decision.message }),
+  });
+  const moved = after.state === 'awaiting_tool_results';
+  await Promise.all([written, ...(moved ? [ledger.setRunStatus(runId, 'awaiting_tool_results')] : [])]);
+}
+
+/** Settle a deferred call with its supplied result in the session machine, then record and announce it. */
+export async function settleSupplied(
+  scope: SessionScope,
+  call: WaitingCall,
+  result: ToolCallResult,
+): Promise<void> {
+  const { ledger, clock } = scope.services;
+  const { runId, turn, position } = call;
+  scope.control.settleCall(call, 'deferred');
+  const written = ledger.updateToolCall(
+    { runId, turn, position },
+    { status: 'supplied', result, resolvedAt: clock.now() },
+  );
+  scope.control.emit({
+    type: 'tool.supplied',
+    runId,
+    toolCallId: call.toolCallId,
+    tool: call.tool,
+    isError: result.isError,
+  });
+  await written;
+}
+
+const nothingRemembered = { run: [], session: [] } as const;
+
+/**
+ * Whether a run's call of `tool` must wait for an operator: the pure rule (`risk: 'high'` or listed in
+ * `alwaysApprove`, unless remembered), reading remembered approvals from the ledger only for calls that would
+ * need one.
+ */
+export async function toolNeedsApproval(context: RunContext, tool: Tool): Promise<boolean> {
+  const { ledger, alwaysApprove } = context.services;
+  const input = { tool: tool.name, risk: tool.risk, alwaysApprove };
+  if (!needsApproval({ ...input, remembered: nothingRemembered })) return false;
+  const remembered = await ledger.rememberedTools(context.sessionKey, context.runId);
+  return needsApproval({ ...input, remembered });
 }

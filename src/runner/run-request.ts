@@ -1,9 +1,13 @@
-import type { InlineAttachment } from '../core/index.js';
-import type { PauseState } from '../core/index.js';
-import type { AbortStatus } from './run-abort.js';
-import type { RunResult } from './run-summary.js';
-import type { SteerInbox } from './steer-inbox.js';
-import type { RunPort } from './session-port.js';
+import type {
+  InlineAttachment,
+  PauseState,
+  ErrorInfo,
+  RunStatus,
+  EventInput,
+  StoredPart,
+} from '../core/index.js';
+import type { AbortStatus } from './execute-run.js';
+import type { RunPhase } from './run-context.js';
 
 /** What a session machine runs: an agent run (messages to the model), a plan run, or an undo. */
 export const runKinds = ['agent', 'plan', 'undo'] as const;
@@ -48,3 +52,156 @@ export interface RunRequest {
  * when it could not start (then its messages go back to the queue).
  */
 export type ExecuteRun = (request: RunRequest, port: RunPort) => Promise<RunResult>;
+
+/** How a run ended, as `waitForEnd()` and `run.ended` report it. */
+export interface RunSummary {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly error?: ErrorInfo;
+  /** All assistant text of the run (the partial output when it did not complete). */
+  readonly text: string;
+  readonly messageIds: readonly string[];
+  readonly startedAt: number;
+  readonly endedAt: number;
+}
+
+/** A call of a paused run that waits: for an operator (`approval`) or for a result from outside (`deferred`). */
+export interface PausedCallInfo {
+  readonly toolCallId: string;
+  readonly tool: string;
+  readonly needs: 'approval' | 'deferred';
+  /** A call in doubt after a crash: approved it runs again, rejected the model hears its outcome is unknown, or
+   * its outcome can be supplied. */
+  readonly inDoubt?: boolean;
+  /** Where the call is recorded: the run's tool turn and the call's position in it. */
+  readonly turn: number;
+  readonly position: number;
+}
+
+/** A run that paused instead of ending: why, and the calls it waits for. */
+export interface RunPaused {
+  readonly runId: string;
+  readonly state: PauseState;
+  readonly calls: readonly PausedCallInfo[];
+  readonly at: number;
+}
+
+/** What executing a run resolves with: it ended, or it paused. */
+export type RunResult = RunSummary | RunPaused;
+
+/** True when a run paused. */
+export function isRunPaused(result: RunResult): result is RunPaused {
+  return 'calls' in result;
+}
+
+/**
+ * What a run needs of its live session, implemented above `runner/` (the runtime binds it to the session's
+ * sequence counter): the run gets it once when it starts, so an event is not looked up per emit.
+ */
+export interface SessionPort {
+  /** The session's key. */
+  readonly key: string;
+  /** Stamp, record and deliver one of the run's events on this session (its pause or end once adopted). */
+  emit(event: EventInput): void;
+  /** Resolves once every event emitted so far is recorded (a call's start is durable before it runs). */
+  durable?(): Promise<void>;
+}
+
+/**
+ * The one port of a run to its session, handed to `executeRun` with the request: its events, and where it stands
+ * (the phase `status()` shows: streaming, tools, compacting, settling).
+ */
+export interface RunPort extends SessionPort {
+  setPhase(phase: RunPhase): void;
+}
+
+/** A user message steered into a running run, waiting for the next boundary. */
+export interface SteerMessage {
+  readonly messageId: string;
+  readonly text: string;
+  /** Its content parts (references into the workspace). */
+  readonly parts?: readonly StoredPart[];
+}
+
+/** The run's inbox of steer messages: filled by the session actor, drained by the turn loop at boundaries. */
+export interface SteerInbox {
+  push(message: SteerMessage): void;
+  /** Take every pending steer message, in arrival order. */
+  take(): SteerMessage[];
+  readonly pending: number;
+}
+
+/** Create an empty steer inbox. */
+export function createSteerInbox(): SteerInbox {
+  let queue: SteerMessage[] = [];
+  return {
+    push(message) {
+      queue.push(message);
+    },
+    take() {
+      const taken = queue;
+      queue = [];
+      return taken;
+    },
+    get pending() {
+      return queue.length;
+    },
+  };
+}
+
+/**
+ * A plan run or an undo waiting for its session machine to start it: `run` executes it when the machine enters
+ * `running` with it (its caller hears the outcome through its own promise), `fail` refuses it when it never can.
+ * It belongs to one run of one session (`sessionKey`, `runId`): only that run's START takes it.
+ */
+export interface RunJob {
+  readonly sessionKey: string;
+  readonly runId: string;
+  readonly run: (request: RunRequest) => Promise<RunResult>;
+  readonly fail: (error: Error) => void;
+}
+
+/** The plan runs and undos handed to session machines and not started yet, by the id their START carries. */
+export interface RunJobs {
+  /** Keep `job` until its machine starts it; returns the id its START event names. */
+  add(job: RunJob): string;
+  /**
+   * The job `id` names, taken (a job starts once), when it is the job of run `runId` of session `sessionKey`: an id
+   * from another process (a snapshot saved before a crash) may name another session's job here, which stays.
+   */
+  take(id: string, sessionKey: string, runId: string): RunJob | undefined;
+  /** Refuse every job not started yet (their sessions stopped: `close()`). */
+  failAll(error: Error): void;
+}
+
+/** No job waiting yet. */
+export function createRunJobs(): RunJobs {
+  const waiting = new Map<string, RunJob>();
+  let next = 1;
+  return {
+    add(job) {
+      const id = `job-${next++}`;
+      waiting.set(id, job);
+      return id;
+    },
+    take(id, sessionKey, runId) {
+      const job = waiting.get(id);
+      if (job === undefined || job.sessionKey !== sessionKey || job.runId !== runId) return undefined;
+      waiting.delete(id);
+      return job;
+    },
+    failAll(error) {
+      const jobs = [...waiting.values()];
+      waiting.clear();
+      for (const job of jobs) job.fail(error);
+    },
+  };
+}
+
+/**
+ * What the session machine is told when a plan run or an undo it ran stopped: its run ended as far as the
+ * machine is concerned (a plan's own end or pause reached the machine through its plan events already).
+ */
+export function workEnded(runId: string, startedAt: number, endedAt: number): RunSummary {
+  return { runId, status: 'completed', text: '', messageIds: [], startedAt, endedAt };
+}

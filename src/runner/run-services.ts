@@ -1,16 +1,13 @@
-import type { Clock } from '../core/index.js';
-import type { IdGenerator, Random } from '../core/index.js';
+import type { Clock, IdGenerator, Random } from '../core/index.js';
 import type { GlobalLane } from '../lanes/index.js';
 import type { Ledger } from '../ledger/index.js';
 import type { StepToolRunner } from '../plans/index.js';
 import type { ThinkingLevel } from '../providers/index.js';
-import type { Tool } from '../tools/index.js';
-import type { ToolRegistry } from '../tools/index.js';
-import type { WorkspaceStore } from '../tools/index.js';
+import type { Tool, ToolRegistry, WorkspaceStore } from '../tools/index.js';
 import type { Compactor } from './compaction.js';
 import type { AuthProfilePool, ModelCandidate, PriceLookup } from './failover-context.js';
 import type { RunLimits } from './run-context.js';
-import type { SessionPort } from './session-port.js';
+import type { SessionPort } from './run-request.js';
 import type { SubagentPort } from './subagent-port.js';
 
 /** The run limits the lifecycle applies on top of the turn loop's. */

@@ -1,5 +1,5 @@
-import { createRunJobs, type RunJobs } from './run-jobs.js';
-import type { WorkInProgress } from './settle-work.js';
+import { createRunJobs, type RunJobs } from './run-request.js';
+import type { WorkInProgress } from './execute-run.js';
 
 /** A plan run executing now: its abort, and a promise settled once it stopped. */
 export type ActivePlan = WorkInProgress;

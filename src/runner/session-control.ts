@@ -1,5 +1,5 @@
 import type { EventInput, PauseState } from '../core/index.js';
-import type { RunSummary } from './run-summary.js';
+import type { RunSummary } from './run-request.js';
 
 /** A call of the session's paused run that waits for an operator's decision or a supplied result. */
 export interface WaitingCall {

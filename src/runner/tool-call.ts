@@ -1,10 +1,7 @@
-import { abortReason } from '../core/index.js';
-import { RuntimeError, type ErrorCode } from '../core/index.js';
+import { abortReason, RuntimeError, type ErrorCode } from '../core/index.js';
 import type { ToolCall } from '../providers/index.js';
-import type { Tool } from '../tools/index.js';
-import { executeTool } from '../tools/index.js';
-import { resolveTool } from '../tools/index.js';
-import { toolNeedsApproval } from './approval-gate.js';
+import { type Tool, executeTool, resolveTool } from '../tools/index.js';
+import { toolNeedsApproval } from './run-pause.js';
 import type { RunContext } from './run-context.js';
 
 /** The result of one tool call as it goes back to the model. */

@@ -1,10 +1,9 @@
-import { composeMessageText, inlineAttachmentsOf } from '../policies/index.js';
-import { countBlocks } from '../policies/index.js';
+import { composeMessageText, inlineAttachmentsOf, countBlocks } from '../policies/index.js';
 import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/index.js';
 import type { ModelMessage } from '../providers/index.js';
 import { callWithCompaction } from './compacting-call.js';
 import type { RunText } from './model-turn.js';
-import { abortStatusOf } from './run-abort.js';
+import { abortStatusOf } from './execute-run.js';
 import type { PausedCall, RunContext, RunOutcome, RunPause } from './run-context.js';
 import { runToolBatch, type BatchEntry } from './tool-batch.js';
 import { isPending, type PendingCall, type ToolResult } from './tool-call.js';

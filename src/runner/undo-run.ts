@@ -1,11 +1,10 @@
-import { createDeferred } from '../core/index.js';
-import { RuntimeError, type ErrorInfo } from '../core/index.js';
+import { createDeferred, RuntimeError, type ErrorInfo } from '../core/index.js';
 import type { CompensationRecord } from '../ledger/index.js';
 import { executeTool } from '../tools/index.js';
 import { assertNoPausedRun, type SessionScope } from './session-scope.js';
 import type { RunBasics, ToolServices } from './run-services.js';
 import type { ActiveUndo, RunWork } from './run-work.js';
-import { settleWork } from './settle-work.js';
+import { settleWork } from './execute-run.js';
 
 /** What became of one compensation in an undo; `in_doubt`: it started once and its outcome is unknown. */
 export interface UndoStep {

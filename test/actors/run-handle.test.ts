@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { activityOf, stopSession } from '../../src/actors/session-machine.js';
 import { RuntimeError } from '../../src/core/errors.js';
-import { isRunPaused, type RunResult } from '../../src/runner/run-summary.js';
+import { isRunPaused, type RunResult } from '../../src/runner/run-request.js';
 import { admitMessage, bareSession } from '../support/session-actor.js';
 
 /** A bare session actor with one run started, waiting until the test finishes it. */

@@ -2,15 +2,17 @@ import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
 import { activityOf, createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
-import { admitInto, previewAdmission, statusOf } from '../../src/actors/session-admission.js';
+import {
+  admitInto,
+  previewAdmission,
+  statusOf,
+  type AdmitEvent,
+} from '../../src/actors/session-admission.js';
 import type { QueuedMessage } from '../../src/actors/session-context.js';
-import type { AdmitEvent } from '../../src/actors/session-admission.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { queueModes } from '../../src/core/queue-modes.js';
 import { defaultQueueSettings, type QueueSettings } from '../../src/policies/queue-settings.js';
-import type { RunRequest } from '../../src/runner/run-request.js';
-import type { RunPort } from '../../src/runner/session-port.js';
-import type { RunResult } from '../../src/runner/run-summary.js';
+import type { RunRequest, RunPort, RunResult } from '../../src/runner/run-request.js';
 
 interface Started {
   readonly request: RunRequest;

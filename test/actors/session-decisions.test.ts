@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideInto, previewDecision } from '../../src/actors/session-pause.js';
 import type { SessionEmitted } from '../../src/actors/session-context.js';
-import type { PausedCallInfo } from '../../src/runner/run-summary.js';
+import type { PausedCallInfo } from '../../src/runner/run-request.js';
 import { admitMessage, bareSession } from '../support/session-actor.js';
 
 /** A session actor whose run paused on `calls` (started by a message, paused by the test). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recordOf, settingsOf, snapshotWithSettings } from '../../src/actors/session-context.js';
-import type { RunResult, RunSummary } from '../../src/runner/run-summary.js';
+import type { RunResult, RunSummary } from '../../src/runner/run-request.js';
 import { admitMessage, bareSession } from '../support/session-actor.js';
 
 /** A bare session actor; `admit` starts a run the test finishes, `settled` collects what the actor emits. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createMemoryLedger, createRuntime, defineTool, type Ledger } from 'agentlanes';
 import { sequentialIds } from 'agentlanes/clock';
 import { fakeClock, scriptedModel, type Script } from 'agentlanes/testing';
-import { createRunJobs } from '../../src/runner/run-jobs.js';
+import { createRunJobs } from '../../src/runner/run-request.js';
 
 /** `hold` runs until `release()`; `note` logs its text. Both log what they do, in order. */
 function tools() {

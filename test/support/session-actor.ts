@@ -7,9 +7,7 @@ import {
 } from '../../src/actors/session-machine.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
-import type { RunRequest } from '../../src/runner/run-request.js';
-import type { RunPort } from '../../src/runner/session-port.js';
-import type { RunResult } from '../../src/runner/run-summary.js';
+import type { RunRequest, RunPort, RunResult } from '../../src/runner/run-request.js';
 
 /** A run the bare session started: the test finishes it (its end or pause) by hand. */
 export interface StartedRun {
