@@ -32,6 +32,7 @@ import {
   continueRun,
   settlePausedCall,
   decisionOn,
+  pauseStateAfter,
   steerMessageOf,
   unadmittedItem,
   waitingCalls,
@@ -234,10 +235,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         const { call } = verdict;
         const next = settlePausedCall(context, call.turn, call.position);
         enqueue.assign(() => next);
-        const state = waitingCalls(next) === 0 ? undefined : next.pause?.state;
-        const after =
-          state === undefined || waitingCalls(next, 'approval') > 0 ? state : 'awaiting_tool_results';
-        enqueue.emit({ type: 'call.settled', call, ...(after === undefined ? {} : { state: after }) });
+        const state = pauseStateAfter(next);
+        enqueue.emit({ type: 'call.settled', call, ...(state === undefined ? {} : { state }) });
       }),
       refuseDecision: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'DECIDE') return;
@@ -445,7 +444,8 @@ export interface AdmitGuardParams {
 
 /**
  * What a paused session does with events (both pause states): resume a paused plan, end the paused run on an
- * abort. Answers to its calls are DECIDE (any state); messages are admitted by `pausedAdmission` (a steer is queued as a followup; an interrupting message ends it).
+ * abort. Answers to its calls are DECIDE (any state); messages are admitted by `pausedAdmission` (a steer is
+ * queued as a followup; an interrupting message ends it).
  */
 const pausedEvents = {
   // approvePlan resumes a paused plan; any other plan run or undo waits for the paused run to end.

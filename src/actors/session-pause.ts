@@ -164,6 +164,15 @@ function actionType(action: unknown): unknown {
 }
 
 /**
+ * Where the pause stands once its calls were settled: gone when nothing waits (the run goes on), waiting for tool
+ * results when only deferred calls wait, else as it was.
+ */
+export function pauseStateAfter(context: SessionContext): PauseState | undefined {
+  if (waitingCalls(context) === 0) return undefined;
+  return waitingCalls(context, 'approval') > 0 ? context.pause?.state : 'awaiting_tool_results';
+}
+
+/**
  * The paused run continues (every call settled, or the pause expired), or, with `abort`, only ends: its lane
  * turn records the end. Either way `running` starts the run again.
  */
@@ -483,7 +492,7 @@ function checkEditedArgs(tools: ToolRegistry, tool: string, args: unknown): void
     throw new RuntimeError('args_invalid', `approve: ${describeInvalidArgs(tool, parsed.error)}`);
 }
 
-/** Decide on a call waiting for approval: record the decision, tell the session (it resumes when nothing waits). */
+/** Decide on a call waiting for approval: the session settles it (resuming when nothing waits), then it is recorded. */
 export async function approveCall(
   internals: RuntimeInternals,
   session: LiveSession,
@@ -536,7 +545,7 @@ function suppliedResult(
   return { content, isError: false };
 }
 
-/** Supply the result of a deferred call: record it, tell the session (it resumes when nothing waits). */
+/** Supply a deferred call's result: the session settles it (resuming when nothing waits), then it is recorded. */
 export async function supplyResult(
   internals: RuntimeInternals,
   session: LiveSession,
