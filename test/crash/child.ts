@@ -91,19 +91,20 @@ report({ ready: true });
  * plan is paused (its plan goes on without it). Replays the whole log at start.
  */
 async function answerInDoubt(): Promise<void> {
-  const planSteps = new Map<string, string[]>();
+  // A set per run: a plan resumed again after a kill that cut its pause announces the same step in doubt twice.
+  const planSteps = new Map<string, Set<string>>();
   for await (const event of runtime.events()) {
     const { runId } = event;
     if (runId === undefined) continue;
     const session = runtime.session(event.sessionKey);
     if (event.type === 'run.paused' && planSteps.has(runId)) {
-      void rejectPlanSteps(session, runId, planSteps.get(runId) ?? []);
+      void rejectPlanSteps(session, runId, [...(planSteps.get(runId) ?? [])]);
       planSteps.delete(runId);
     }
     if (event.type !== 'tool.in_doubt') continue;
     report({ inDoubt: `${runId}/${event.toolCallId}` });
     if (event.sessionKey.startsWith('p')) {
-      planSteps.set(runId, [...(planSteps.get(runId) ?? []), event.toolCallId]);
+      planSteps.set(runId, new Set(planSteps.get(runId)).add(event.toolCallId));
       continue;
     }
     await session.approve({ toolCallId: event.toolCallId, decision: 'reject' }).catch(() => undefined); // answered already (by an earlier child), or no longer waiting
@@ -115,7 +116,12 @@ async function rejectPlanSteps(session: Session, runId: string, stepIds: string[
   for (let attempt = 0; attempt < 50; attempt++) {
     const answered = await session.approvePlan({ runId, reject: stepIds }).then(
       () => true,
-      (error: unknown) => (error as { message?: string }).message?.includes('not waiting') !== true,
+      (error: unknown) => {
+        const message = String((error as { message?: unknown }).message);
+        if (message.includes('not waiting')) return false;
+        process.stderr.write(`operator: approvePlan(${runId}) failed: ${message}\n`); // in the failure's log
+        return true;
+      },
     );
     if (answered) return;
     await systemClock.sleep(10);
