@@ -1,13 +1,19 @@
-import type { Clock } from '../core/index.js';
+import { createStore, type Store } from '@xstate/store';
+import { type Clock, scrubSecrets } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
-import type { FailureReason } from '../policies/index.js';
-import { scrubSecrets } from '../core/index.js';
-import { orderProfiles, type ProfileKind } from '../policies/index.js';
-import { isAvailable, availableAt, type ProfileState } from '../policies/index.js';
-import type { AuthProfilePool, PickedProfile, ProfileAvailability } from './failover-context.js';
-import { missingSecretMessage, resolveSecret } from './auth-profile-secrets.js';
-import { createProfileStats, type ProfileStats } from './auth-profile-stats.js';
-import { createAuthProfileStore, profileStateOf, type AuthProfileStore } from './auth-profile-store.js';
+import {
+  type FailureReason,
+  orderProfiles,
+  type ProfileKind,
+  isAvailable,
+  availableAt,
+  type ProfileState,
+  freshProfileState,
+  recordFailure,
+  recordSuccess,
+  type ProfileFailure,
+} from '../policies/index.js';
+import type { AuthProfilePool, PickedProfile, ProfileAvailability } from './model-call.js';
 
 /** Where a profile's secret comes from: the value itself, or an environment variable read at call time. */
 export type SecretSource = string | { readonly env: string } | { readonly value: string };
@@ -171,4 +177,128 @@ export function createAuthProfiles(options: {
     stats: () => stats.read(),
     scrub: (text) => scrubSecrets(text, pool.secrets),
   };
+}
+
+/** What the profile store holds: the state of every profile that has one (the others count as fresh). */
+export interface AuthProfileStoreContext {
+  readonly states: ReadonlyMap<string, ProfileState>;
+}
+
+/** The events the store takes; each handler is one pure policy from `policies/profile-cooldown`. */
+export type AuthProfileStoreEvent =
+  | { readonly type: 'loaded'; readonly states: ReadonlyMap<string, ProfileState> }
+  | { readonly type: 'failed'; readonly profileId: string; readonly failure: ProfileFailure }
+  | { readonly type: 'succeeded'; readonly profileId: string; readonly now: number };
+
+/** Emitted after every recorded attempt, with the profile's new state; persistence and stats listen to it. */
+export interface ProfileRecorded {
+  readonly type: 'recorded';
+  readonly profileId: string;
+  readonly outcome: 'failed' | 'succeeded';
+  readonly state: ProfileState;
+}
+
+/** The auth-profile state as an @xstate/store store: transitions are the pure cooldown policies. */
+export type AuthProfileStore = Store<
+  AuthProfileStoreContext,
+  { [Event in AuthProfileStoreEvent as Event['type']]: Omit<Event, 'type'> },
+  ProfileRecorded
+>;
+
+/** The state of one profile in a context (fresh when it has none). */
+export function profileStateOf(context: AuthProfileStoreContext, profileId: string): ProfileState {
+  return context.states.get(profileId) ?? freshProfileState;
+}
+
+function withState(
+  context: AuthProfileStoreContext,
+  profileId: string,
+  state: ProfileState,
+): AuthProfileStoreContext {
+  return { states: new Map(context.states).set(profileId, state) };
+}
+
+/**
+ * Create the store. Loading replaces the states and emits nothing (they came from the ledger); a failed or
+ * succeeded attempt moves one profile through the cooldown policies and emits `recorded`.
+ */
+export function createAuthProfileStore(options: { readonly perModelCooldown: boolean }): AuthProfileStore {
+  return createStore<AuthProfileStoreContext, AuthProfileStoreEvent, ProfileRecorded>({
+    context: { states: new Map() },
+    on: {
+      loaded: (_context, event) => ({ states: new Map(event.states) }),
+      failed: (context, event, enqueue) => {
+        const state = recordFailure(profileStateOf(context, event.profileId), {
+          ...event.failure,
+          perModel: options.perModelCooldown,
+        });
+        enqueue.emit.recorded({ profileId: event.profileId, outcome: 'failed', state });
+        return withState(context, event.profileId, state);
+      },
+      succeeded: (context, event, enqueue) => {
+        const state = recordSuccess(profileStateOf(context, event.profileId), event.now);
+        enqueue.emit.recorded({ profileId: event.profileId, outcome: 'succeeded', state });
+        return withState(context, event.profileId, state);
+      },
+    },
+  });
+}
+
+/** One auth profile as a dashboard sees it: attempts recorded since the runtime started, and its cooldown. */
+export interface ProfileStats {
+  /** Attempts that succeeded with this profile since start. */
+  readonly succeeded: number;
+  /** Attempts that failed with this profile since start (every reason, cooling or not). */
+  readonly failed: number;
+  /** When the profile is usable again for any model (ms since the epoch; 0 when it never cooled). */
+  readonly availableAt: number;
+  /** When it last served a successful attempt, if it ever did (kept across restarts). */
+  readonly lastUsedAt?: number;
+}
+
+/** The counting side of the profile store: a subscriber to its `recorded` events. */
+export interface ProfileStatsView {
+  /** Stats of every configured profile, by id. */
+  read(): Record<string, ProfileStats>;
+  /** Stop counting. */
+  stop(): void;
+}
+
+/** Count the attempts the store records for the configured profiles; cooldowns are read from the store. */
+export function createProfileStats(store: AuthProfileStore, profileIds: readonly string[]): ProfileStatsView {
+  const counts = new Map(profileIds.map((id) => [id, { succeeded: 0, failed: 0 }]));
+  const subscription = store.on('recorded', (event) => {
+    const count = counts.get(event.profileId);
+    if (count !== undefined) count[event.outcome] += 1;
+  });
+  return {
+    read() {
+      const context = store.getSnapshot().context;
+      // fromEntries defines own properties, so an id like "__proto__" stays an entry.
+      return Object.fromEntries(
+        [...counts].map(([id, count]): [string, ProfileStats] => {
+          const state = profileStateOf(context, id);
+          const lastUsed = state.lastUsedAt === undefined ? {} : { lastUsedAt: state.lastUsedAt };
+          return [id, { ...count, availableAt: availableAt(state), ...lastUsed }];
+        }),
+      );
+    },
+    stop: () => subscription.unsubscribe(),
+  };
+}
+
+/** The profile's secret, or undefined when its environment variable is not set (a configuration error). */
+export function resolveSecret(profile: AuthProfileConfig): string | undefined {
+  const source = profile.secret;
+  if (typeof source === 'string') return source;
+  if ('value' in source) return source.value;
+  const value = process.env[source.env];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Why a profile cannot be used at all: its environment variable is unset. */
+export function missingSecretMessage(profile: AuthProfileConfig): string {
+  const source = profile.secret;
+  const variable = typeof source === 'object' && 'env' in source ? source.env : '(none)';
+  return `auth profile "${profile.id}": environment variable ${variable} is not set`;
 }

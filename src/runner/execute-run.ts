@@ -14,7 +14,7 @@ import type { LaneWaitInfo } from '../lanes/index.js';
 import type { RunJob, ExecuteRun, RunRequest, RunResult, RunSummary, RunPort } from './run-request.js';
 import { type RunServices, type RunLease, writeInBackground } from './run-services.js';
 import { loadCrashResume } from './crash-resume.js';
-import { buildRunContext } from './run-context-builder.js';
+import { buildRunContext } from './run-context.js';
 import { isRunPause, type RunContext, type RunOutcome } from './run-context.js';
 import { cancelPause, loadResume, recordPause, settleBatch, type PauseDeps } from './run-pause.js';
 import { runTurnLoop } from './turn-loop.js';

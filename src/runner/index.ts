@@ -10,7 +10,7 @@ export {
   type RunOutcome,
   type TurnDraft,
 } from './run-context.js';
-export type { ProfileStats } from './auth-profile-stats.js';
+export type { ProfileStats } from './auth-profiles.js';
 export {
   createAuthProfiles,
   type AuthProfileConfig,
@@ -24,13 +24,13 @@ export {
   recoverOpenRuns,
   type RecoveryPolicy,
 } from './crash-resume.js';
-export type { AuthProfilePool, ModelCandidate } from './failover-context.js';
+export type { AuthProfilePool, ModelCandidate } from './model-call.js';
 export { settleApproval, settleSupplied } from './run-pause.js';
-export { resumeCrashedPlan } from './plan-crash-resume.js';
-export { endHeldPlan, endPausedPlan, type PlanEnding } from './plan-end.js';
+export { resumeCrashedPlan } from './plan-resume.js';
+export { endHeldPlan, endPausedPlan, type PlanEnding } from './plan-run.js';
 export { resumePlanRun } from './plan-resume.js';
 export { assertPlanStepIds, type PlanRunResult } from './plan-run.js';
-export { startPlanRun } from './plan-start.js';
+export { startPlanRun } from './plan-run.js';
 export { createRunExecutor } from './execute-run.js';
 export { runKinds, type ExecuteRun, type RunKind, type RunRequest } from './run-request.js';
 export { workEnded, type RunJob, type RunJobs } from './run-request.js';
@@ -52,7 +52,7 @@ export {
   type RunSummary,
 } from './run-request.js';
 export { createRunWork, type RunWork } from './run-work.js';
-export type { SessionControl, WaitingCall } from './session-control.js';
+export type { SessionControl, WaitingCall } from './session-scope.js';
 export type { RunPort, SessionPort } from './run-request.js';
 export type { SessionScope } from './session-scope.js';
 export {

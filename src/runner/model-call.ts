@@ -1,19 +1,203 @@
-import { abortReason } from '../core/index.js';
-import { RuntimeError } from '../core/index.js';
-import { backoffDelay, retryAfterDelay } from '../policies/index.js';
-import { classifyFailure, errorCodeFor, rotatesProfile, type FailureReason } from '../policies/index.js';
-import { ProviderError, thinkingLevels, type ModelMessage, type ThinkingLevel } from '../providers/index.js';
 import {
-  beyondWaitMessage,
-  exhaustedCandidate,
-  waitForCoolingProfile,
-  type CandidateFailure,
-} from './cooling-wait.js';
-import type { ModelCandidate, PickedProfile } from './failover-context.js';
-import { reportCost } from './model-cost.js';
-import { streamModelTurn, type ModelTurn, type RunText } from './model-turn.js';
-import { withInlineData } from './inline-data.js';
+  type ModelProvider,
+  type ProviderCredential,
+  type ThinkingLevel,
+  ProviderError,
+  thinkingLevels,
+  type ModelMessage,
+} from '../providers/index.js';
+import {
+  type FailureReason,
+  backoffDelay,
+  retryAfterDelay,
+  classifyFailure,
+  errorCodeFor,
+  rotatesProfile,
+} from '../policies/index.js';
+import { abortReason, RuntimeError } from '../core/index.js';
+import { type ModelTurn, streamModelTurn, type RunText } from './model-turn.js';
 import type { RunContext } from './run-context.js';
+import { withInlineData } from './inline-data.js';
+
+/** One model the run may use, in fallback order. */
+export interface ModelCandidate {
+  readonly providerName: string;
+  readonly provider: ModelProvider;
+  readonly model: string;
+}
+
+/** An auth profile picked for an attempt: its id and its credential, resolved at call time. */
+export interface PickedProfile {
+  readonly id: string;
+  readonly credential: () => ProviderCredential;
+}
+
+/** The failure reasons profile bookkeeping cares about (see policies/classify-failure). */
+export type ProfileFailureReason = string;
+
+/** Auth profiles of the providers, as the attempt loop uses them; the runtime keeps and persists their state. */
+export interface AuthProfilePool {
+  /** Whether `provider` has auth profiles at all (if not, calls carry no credential). */
+  has(provider: string): boolean;
+  /**
+   * The next available profile for `provider`/`model` not in `tried`, in order (the session's `preferred` one
+   * first when it is available); undefined when none is left.
+   */
+  next(
+    provider: string,
+    model: string,
+    tried: ReadonlySet<string>,
+    now: number,
+    preferred?: string,
+  ): PickedProfile | undefined;
+  /** Record a failure; returns when the profile is usable again (0 when it was not cooled). */
+  failed(
+    profileId: string,
+    failure: { reason: ProfileFailureReason; model: string; retryAfterMs?: number; now: number },
+  ): number;
+  succeeded(profileId: string, now: number): void;
+  /**
+   * Why `provider` has no profile to offer for `model` at `now`: the usable profile that comes back soonest (and
+   * when), and a message per profile that cannot be used at all because its secret is missing.
+   */
+  availability(provider: string, model: string, now: number): ProfileAvailability;
+  /** Remove every known secret from `text` (error messages must never carry one). */
+  readonly scrub: (text: string) => string;
+}
+
+/** The soonest usable profile of a provider, and the profiles missing their secret (configuration errors). */
+export interface ProfileAvailability {
+  readonly soonest?: { readonly profileId: string; readonly at: number };
+  /** One message per profile whose secret is missing, naming the environment variable. */
+  readonly missing: readonly string[];
+}
+
+/** What price a model has, per million tokens; undefined when unknown (counted as 0, and said so). */
+export type PriceLookup = (provider: string, model: string) => { input: number; output: number } | undefined;
+
+/** The failover state of one run: what its model calls change as the run goes. */
+export interface FailoverState {
+  /** The thinking level to start from; lowered for the rest of the run on `thinking_unsupported`. */
+  thinking: ThinkingLevel | undefined;
+  /** Cost of the run so far. */
+  cost: number;
+  /** The session's preferred auth profile. */
+  readonly preferredProfile?: string;
+}
+
+/**
+ * Add what a model turn cost (at the model's price; unknown prices count 0) to the run and announce it, with when
+ * the attempt started and why the model stopped.
+ */
+export function reportCost(
+  context: RunContext,
+  candidate: ModelCandidate,
+  profile: PickedProfile | undefined,
+  turn: ModelTurn,
+  startedAt: number,
+): void {
+  const price = context.services.prices(candidate.providerName, candidate.model);
+  const cost =
+    price === undefined
+      ? 0
+      : (turn.usage.inputTokens * price.input + turn.usage.outputTokens * price.output) / 1e6;
+  context.failover.cost += cost;
+  context.emit({
+    type: 'cost.updated',
+    runId: context.runId,
+    provider: candidate.providerName,
+    model: candidate.model,
+    ...(profile === undefined ? {} : { profileId: profile.id }),
+    inputTokens: turn.usage.inputTokens,
+    outputTokens: turn.usage.outputTokens,
+    cost,
+    cumulativeCost: context.failover.cost,
+    priced: price !== undefined,
+    startedAt,
+    ...(turn.finishReason === undefined ? {} : { finishReason: turn.finishReason }),
+  });
+}
+
+/** How one candidate model's attempts ended without a turn; `cooling` when its profiles are only cooling. */
+export interface CandidateFailure {
+  readonly reason: FailureReason;
+  readonly message: string;
+  /** True when every usable profile of the candidate is cooling or disabled (none is left to try now). */
+  readonly cooling: boolean;
+}
+
+/** The profile a run waits for: the one that comes back soonest, over every candidate model. */
+export interface CoolingWait {
+  readonly candidate: ModelCandidate;
+  readonly profileId: string;
+  readonly until: number;
+  readonly waitMs: number;
+}
+
+/**
+ * The failure of a candidate whose pool has no profile left to try: cooling when some usable profile will come
+ * back; a configuration error (`auth`, naming the unset variables) when every profile is missing its secret.
+ */
+export function exhaustedCandidate(
+  context: RunContext,
+  candidate: ModelCandidate,
+  last: { reason: FailureReason; message: string } | undefined,
+): CandidateFailure {
+  const { soonest, missing } = context.services.profiles.availability(
+    candidate.providerName,
+    candidate.model,
+    context.services.clock.now(),
+  );
+  if (soonest === undefined) {
+    const message = missing.length > 0 ? missing.join('; ') : `${candidate.providerName} has no auth profile`;
+    return { reason: last?.reason ?? 'auth', message: last?.message ?? message, cooling: false };
+  }
+  const message = `every auth profile of ${candidate.providerName} is cooling down`;
+  return { reason: last?.reason ?? 'rate_limit', message: last?.message ?? message, cooling: true };
+}
+
+/** The soonest profile to come back over every candidate model, or undefined when none will. */
+export function soonestProfile(context: RunContext): CoolingWait | undefined {
+  const now = context.services.clock.now();
+  let best: CoolingWait | undefined;
+  for (const candidate of context.services.candidates) {
+    const { soonest } = context.services.profiles.availability(candidate.providerName, candidate.model, now);
+    if (soonest === undefined || (best !== undefined && soonest.at >= best.until)) continue;
+    best = { candidate, profileId: soonest.profileId, until: soonest.at, waitMs: soonest.at - now };
+  }
+  return best;
+}
+
+/**
+ * When every profile of every candidate model is cooling (docs/failover.md): wait on the run's clock, abortable by
+ * its signal, for the soonest profile if it is back within `failover.maxWaitMs`, announcing `failover.waiting`.
+ * Resolves true after the wait; false (without waiting) when nothing comes back in time.
+ */
+export async function waitForCoolingProfile(context: RunContext): Promise<boolean> {
+  const wait = soonestProfile(context);
+  if (wait === undefined || wait.waitMs > context.services.maxWaitMs) return false;
+  context.emit({
+    type: 'failover.waiting',
+    runId: context.runId,
+    provider: wait.candidate.providerName,
+    model: wait.candidate.model,
+    profileId: wait.profileId,
+    waitMs: wait.waitMs,
+    until: wait.until,
+  });
+  if (wait.waitMs > 0) await context.services.clock.sleep(wait.waitMs, context.signal);
+  return true;
+}
+
+/** The final error's message when a wait was beyond `failover.maxWaitMs`: says when and why it gave up. */
+export function beyondWaitMessage(context: RunContext, message: string): string {
+  const wait = soonestProfile(context);
+  if (wait === undefined || wait.waitMs <= context.services.maxWaitMs) return message;
+  return (
+    `${message}; the soonest profile (${wait.profileId}) is back in ${wait.waitMs} ms, ` +
+    `beyond failover.maxWaitMs (${context.services.maxWaitMs} ms)`
+  );
+}
 
 /** Retries of one model without profiles to rotate (or with the same profile) on transient failures. */
 const transientRetries = 3;

@@ -1,4 +1,4 @@
-import { createDeferred, RuntimeError } from '../core/index.js';
+import { createDeferred, RuntimeError, type ErrorInfo } from '../core/index.js';
 import {
   executePlanSteps,
   type PlanOutcome,
@@ -7,11 +7,16 @@ import {
   type PlanOptions,
   type StepResult,
   type StepRunContext,
+  previewPlan,
 } from '../plans/index.js';
-import { abortStatusOf } from './execute-run.js';
-import { endPlanRun } from './plan-end.js';
-import type { SessionScope } from './session-scope.js';
-import { trackPlan } from './run-work.js';
+import type { PlanRecord, RunRecord, StepResultRecord } from '../ledger/index.js';
+import { runFailureCode } from '../policies/index.js';
+import { abortStatusOf, runAbortReason, type AbortStatus } from './execute-run.js';
+import { type SessionScope, assertAccepting, assertNoPausedRun } from './session-scope.js';
+import { trackPlan, type RunWork } from './run-work.js';
+import type { SessionControl, PausedPlan } from './session-scope.js';
+import type { RunServices } from './run-services.js';
+import type { RunSummary } from './run-request.js';
 
 /** What `executePlan` and `approvePlan` resolve with once the plan stops. */
 export interface PlanRunResult {
@@ -211,4 +216,242 @@ export function assertPlanStepIds(ids: readonly string[], known: (id: string) =>
       `approvePlan: the plan has no step ${unknown.map((id) => `"${id}"`).join(', ')}`,
     );
   }
+}
+
+/** A plan run calls no model: its usage is always zero. */
+const usage = { inputTokens: 0, outputTokens: 0 };
+
+/** A plan run to start: its id, the validated plan and its graph, and the options. */
+export interface PlanStart {
+  readonly runId: string;
+  readonly plan: Plan;
+  readonly graph: PlanGraph;
+  readonly options: PlanOptions;
+}
+
+/**
+ * Run `body` with the plan run held by the session (from before its machine starts it): messages queue. The plan lets the session go when it ends; one that fails before it paused or
+ * ended (refused in the lane, the runtime closing) lets it go here.
+ */
+export async function holdingSession<T>(
+  control: SessionControl,
+  runId: string,
+  body: () => Promise<T>,
+): Promise<T> {
+  control.holdPlan(runId);
+  try {
+    return await body();
+  } catch (error) {
+    if (control.pausedPlan()?.runId !== runId) control.releasePlan(runId);
+    throw error;
+  }
+}
+
+/**
+ * Start a plan run as a run of the session, which its machine starts when no other run is active: recorded and
+ * announced, then executed (or, in `preview` mode, only resolved and validated).
+ */
+export async function startPlanRun(scope: SessionScope, start: PlanStart): Promise<PlanRunResult> {
+  const { services, control } = scope;
+  const { runId, plan, graph, options } = start;
+  assertNoPausedRun(control, 'executePlan');
+  return holdingSession(control, runId, () =>
+    control.run('plan', runId, async (signal): Promise<PlanRunResult> => {
+      // Waited behind a run while the runtime began closing: nothing was recorded, nothing runs.
+      assertAccepting(services);
+      assertNoPausedRun(control, 'executePlan');
+      const startedAt = await openPlanRun(scope, start);
+      if (options.mode === 'preview') return previewRun(scope, start, startedAt);
+      const approved = new Set(options.approvedSteps ?? []);
+      const first = {
+        runId,
+        plan,
+        graph,
+        options,
+        approved,
+        previous: [],
+        nextResult: 1,
+        nextCompensation: 1,
+      };
+      return runPlanSegment(scope, { ...first, startedAt }, signal);
+    }),
+  );
+}
+
+/** Record a new plan run (its definition and the open run) and announce it; resolves its start time. */
+async function openPlanRun(scope: SessionScope, start: PlanStart): Promise<number> {
+  const { ledger, clock } = scope.services;
+  const { runId, plan, options } = start;
+  const sessionKey = scope.control.key;
+  const startedAt = clock.now();
+  const approvedSteps = options.approvedSteps ?? [];
+  const record: PlanRecord = { runId, sessionKey, plan, options, approvedSteps, createdAt: startedAt };
+  const opened = { runId, sessionKey, messageIds: [], provider: 'plan', model: options.mode, startedAt };
+  await Promise.all([
+    ledger.putPlan(record),
+    ledger.openRun({ ...opened, status: 'running', usage, text: '' }),
+  ]);
+  scope.control.emit({ type: 'run.started', runId, messageIds: [], provider: 'plan', model: options.mode });
+  return startedAt;
+}
+
+/** A preview run: resolve and validate every step without executing, then end the run completed. */
+async function previewRun(scope: SessionScope, start: PlanStart, startedAt: number): Promise<PlanRunResult> {
+  const { services, control } = scope;
+  const { runId } = start;
+  const tools = services.toolsFor(control.key);
+  const results = previewPlan(start.plan, start.graph, tools, services.alwaysApprove, startedAt);
+  const text = `plan preview: ${results.filter((result) => result.success).length} of ${results.length} steps valid`;
+  const endedAt = services.clock.now();
+  await services.ledger.closeRun(runId, { status: 'completed', endedAt, text, usage, cost: 0 });
+  const summary = { runId, status: 'completed' as const, text, messageIds: [], startedAt, endedAt };
+  control.releasePlan(runId, summary);
+  control.emit({ type: 'run.ended', runId, status: 'completed', text, usage, durationMs: 0 });
+  return { runId, status: 'preview', results };
+}
+
+/** How a plan that stopped without waiting failed: the code highest on the error ladder among its steps. */
+function planError(results: readonly StepResult[]): ErrorInfo | undefined {
+  const failed = results.filter((result) => !result.success && result.error !== undefined);
+  const code = runFailureCode(failed.map((result) => result.error?.code ?? 'internal'));
+  const first = failed.find((result) => result.error?.code === code);
+  if (code === undefined || first === undefined) return undefined;
+  return { code, message: `step "${first.stepId}" failed: ${first.error?.message ?? ''}` };
+}
+
+/** Close a plan run that stopped for good, with a one-line summary as its text. */
+export function endPlanRun(
+  scope: SessionScope,
+  segment: PlanSegment,
+  outcome: PlanOutcome & { readonly aborted: AbortStatus },
+): Promise<void> {
+  const { services, control } = scope;
+  const { runId } = segment;
+  // An aborted plan ends as its abort says: interrupted by a message, aborted by the caller.
+  const status =
+    outcome.status === 'awaiting_approval'
+      ? 'failed'
+      : outcome.status === 'aborted'
+        ? outcome.aborted
+        : outcome.status;
+  const endedAt = services.clock.now();
+  const succeeded = outcome.results.filter((result) => result.success).length;
+  const text = `plan: ${succeeded} of ${outcome.results.length} steps succeeded`;
+  const failure =
+    outcome.status === 'aborted'
+      ? { code: 'cancelled' as const, message: `the plan was ${status}` }
+      : outcome.status === 'failed'
+        ? planError(outcome.results)
+        : undefined;
+  const error = failure === undefined ? {} : { error: failure };
+  const closed = services.ledger.closeRun(runId, { status, endedAt, text, usage, cost: 0, ...error });
+  const summary: RunSummary = {
+    runId,
+    status,
+    text,
+    messageIds: [],
+    startedAt: segment.startedAt,
+    endedAt,
+    ...error,
+  };
+  // The session lets the plan go (queued messages drain) before run.ended is out.
+  control.releasePlan(runId, summary);
+  const durationMs = endedAt - segment.startedAt;
+  control.emit({ type: 'run.ended', runId, status, text, usage, durationMs, ...error });
+  return closed;
+}
+
+/** A plan run of a session to end, and how: `aborted` or `interrupted`, and why. */
+export interface PlanEnding {
+  readonly sessionKey: string;
+  readonly runId: string;
+  readonly status: AbortStatus;
+  readonly reason: string;
+}
+
+/**
+ * End a plan run the session holds, as an abort or an interrupting message asks: a plan executing now is
+ * aborted (it records its own end), a paused one is closed here. Settles once the end is recorded.
+ */
+export function endHeldPlan(
+  services: RunServices,
+  work: RunWork,
+  control: SessionControl | undefined,
+  ended: PlanEnding,
+): Promise<void> {
+  const { sessionKey, runId, status, reason } = ended;
+  const active = work.plans.get(sessionKey)?.get(runId);
+  if (active !== undefined) {
+    if (!active.controller.signal.aborted) active.controller.abort(runAbortReason(status, reason));
+    return active.finished;
+  }
+  const hold = control?.pausedPlan();
+  if (control === undefined || hold?.runId !== runId) return Promise.resolve();
+  return endPausedPlan({ services, work, control }, hold, status);
+}
+
+/**
+ * Close a paused plan run without resuming it: the steps it waits for are recorded `cancelled` (their approvals
+ * resolved `cancelled`), the run ends with `status`, and the session lets the plan go (its queue drains) before
+ * `run.ended` is out. `approvePlan` is refused meanwhile; a plan that is no longer paused is left alone.
+ */
+export async function endPausedPlan(
+  scope: SessionScope,
+  hold: PausedPlan,
+  status: AbortStatus,
+): Promise<void> {
+  const { ledger } = scope.services;
+  const { resumingPlans } = scope.work;
+  const { runId } = hold;
+  if (resumingPlans.has(runId)) return;
+  resumingPlans.add(runId);
+  try {
+    const [run, previous] = await Promise.all([ledger.getRun(runId), ledger.listStepResults(runId)]);
+    if (run?.status !== 'awaiting_approval') {
+      // Nothing left to close (ended meanwhile, or the row is gone): only let the session go.
+      scope.control.releasePlan(runId);
+      return;
+    }
+    await Promise.all(closePaused(scope, { hold, run, previous, status }));
+  } finally {
+    resumingPlans.delete(runId);
+  }
+}
+
+/** The synchronous stretch that closes a paused plan: step results, the run's end, the session, the events. */
+function closePaused(
+  scope: SessionScope,
+  paused: { hold: PausedPlan; run: RunRecord; previous: readonly StepResultRecord[]; status: AbortStatus },
+): Promise<void>[] {
+  const { ledger, clock } = scope.services;
+  const { control } = scope;
+  const { hold, run, previous, status } = paused;
+  const { runId } = hold;
+  const now = clock.now();
+  const done = new Set(previous.map((result) => result.stepId));
+  const waiting = hold.steps.filter((step) => !done.has(step.stepId));
+  const cancelled: ErrorInfo = { code: 'cancelled', message: `the plan was ${status} while it waited` };
+  const writes = waiting.map((step, index) =>
+    ledger.putStepResult({
+      runId,
+      stepId: step.stepId,
+      seq: previous.length + index + 1,
+      success: false,
+      error: cancelled,
+      metadata: { executionTime: 0, retries: 0, startedAt: now },
+      recordedAt: now,
+    }),
+  );
+  const succeeded = previous.filter((result) => result.success).length;
+  const text = `plan: ${succeeded} of ${previous.length + waiting.length} steps succeeded`;
+  const error: ErrorInfo = { code: 'cancelled', message: `the plan was ${status}` };
+  writes.push(ledger.closeRun(runId, { status, endedAt: now, text, usage, cost: 0, error }));
+  const startedAt = run.startedAt;
+  control.releasePlan(runId, { runId, status, text, messageIds: [], startedAt, endedAt: now, error });
+  for (const step of waiting) {
+    const { stepId: toolCallId, tool } = step;
+    control.emit({ type: 'approval.resolved', runId, toolCallId, tool, decision: 'cancelled' });
+  }
+  control.emit({ type: 'run.ended', runId, status, text, usage, durationMs: now - startedAt, error });
+  return writes;
 }

@@ -5,7 +5,7 @@ import type { ModelMessage } from '../providers/index.js';
 import type { ResumedCall, RunPause, RunResume, ToolResultDraft, RunContext } from './run-context.js';
 import { turnsToMessages } from './transcript.js';
 import type { SessionScope } from './session-scope.js';
-import type { WaitingCall } from './session-control.js';
+import type { WaitingCall } from './session-scope.js';
 import { needsApproval } from '../policies/index.js';
 import type { Tool } from '../tools/index.js';
 

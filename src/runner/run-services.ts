@@ -5,7 +5,7 @@ import type { StepToolRunner } from '../plans/index.js';
 import type { ThinkingLevel } from '../providers/index.js';
 import type { Tool, ToolRegistry, WorkspaceStore } from '../tools/index.js';
 import type { Compactor } from './compaction.js';
-import type { AuthProfilePool, ModelCandidate, PriceLookup } from './failover-context.js';
+import type { AuthProfilePool, ModelCandidate, PriceLookup } from './model-call.js';
 import type { RunLimits } from './run-context.js';
 import type { SessionPort } from './run-request.js';
 import type { SubagentPort } from './subagent-port.js';

@@ -1,7 +1,7 @@
-import { RuntimeError } from '../core/index.js';
+import { RuntimeError, type EventInput, type PauseState } from '../core/index.js';
 import type { LaneServices, RunServices } from './run-services.js';
 import type { RunWork } from './run-work.js';
-import type { SessionControl } from './session-control.js';
+import type { RunSummary } from './run-request.js';
 
 /** What a plan run, an undo or an operator decision of one live session works with. */
 export interface SessionScope {
@@ -29,4 +29,61 @@ export function assertNoPausedRun(control: SessionControl, what: string): void {
     'rejected_busy',
     `${what}: run "${paused.runId}" of this session is paused (${paused.state}); decide, supply or abort it first`,
   );
+}
+
+/** A call of the session's paused run that waits for an operator's decision or a supplied result. */
+export interface WaitingCall {
+  readonly runId: string;
+  readonly toolCallId: string;
+  readonly tool: string;
+  readonly turn: number;
+  readonly position: number;
+}
+
+/** A plan step a paused plan waits for, and its tool. */
+export interface PlanStepWait {
+  readonly stepId: string;
+  readonly tool: string;
+}
+
+/** A plan run the session holds paused: the steps it waits for. */
+export interface PausedPlan {
+  readonly runId: string;
+  readonly steps: readonly PlanStepWait[];
+}
+
+/**
+ * What plan runs, undo and operator decisions need of a live session, implemented above `runner/` over its actor:
+ * its events (delivered at once, not held for a run's adoption) and the machine events of plans and pauses.
+ */
+export interface SessionControl {
+  /** The session's key. */
+  readonly key: string;
+  /** Stamp, record and deliver an event on this session. */
+  emit(event: EventInput): void;
+  /** The run or plan run of this session that is paused now, and how. */
+  pausedRun(): { readonly runId: string; readonly state: PauseState } | undefined;
+  /** The plan run this session holds paused, if any. */
+  pausedPlan(): PausedPlan | undefined;
+  /** The session holds plan run `runId` as running (messages queue): `PLAN.HELD`. */
+  holdPlan(runId: string): void;
+  /** The session holds the plan paused on `steps` (`PLAN.PAUSED`), so its snapshot keeps it. */
+  pausePlan(runId: string, steps: readonly PlanStepWait[], at: number): void;
+  /**
+   * Run `body` as a run of kind `kind` of the session: the session machine starts it on entering `running`, at
+   * once when no run is active, else after the active run (and the plan runs and undos handed it before). Its
+   * signal is the run's: `abort()` and an interrupting message reach it as they reach an agent run. Settles as
+   * `body` does.
+   */
+  run<T>(kind: 'plan' | 'undo', runId: string, body: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Persist the session's snapshot. */
+  persist(): Promise<void>;
+  /** The session lets the plan go, its queue drains (`PLAN.ENDED`, with the run's summary when it ended). */
+  releasePlan(runId: string, summary?: RunSummary): void;
+  /**
+   * Settle waiting call `call` of the paused run with an answer of kind `answer` (the session machine's DECIDE):
+   * returns the pause state after it (absent when nothing waits and the run goes on). An answer the machine
+   * refuses throws its `RuntimeError` (`not_found`, `invalid_input`) and changes nothing.
+   */
+  settleCall(call: WaitingCall, answer: 'approval' | 'deferred'): { readonly state?: PauseState };
 }

@@ -1,11 +1,11 @@
 import { composeMessageText, inlineAttachmentsOf, countBlocks } from '../policies/index.js';
 import { RuntimeError, isRuntimeError, toErrorInfo, type ErrorInfo } from '../core/index.js';
 import type { ModelMessage } from '../providers/index.js';
-import { callWithCompaction } from './compacting-call.js';
+import { callWithCompaction } from './compaction.js';
 import type { RunText } from './model-turn.js';
 import { abortStatusOf } from './execute-run.js';
 import type { PausedCall, RunContext, RunOutcome, RunPause } from './run-context.js';
-import { runToolBatch, type BatchEntry } from './tool-batch.js';
+import { runToolBatch, type BatchEntry } from './tool-call.js';
 import { isPending, type PendingCall, type ToolResult } from './tool-call.js';
 
 /** Admit every pending steer message as one user turn, in arrival order. Returns whether any was admitted. */

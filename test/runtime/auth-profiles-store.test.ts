@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLedger, type Ledger, type RuntimeOptions } from 'agentlanes';
 import { fakeClock } from 'agentlanes/testing';
-import { createAuthProfileStore } from '../../src/runner/auth-profile-store.js';
+import { createAuthProfileStore } from '../../src/runner/auth-profiles.js';
 import { createAuthProfiles } from '../../src/runner/auth-profiles.js';
 import { createHarness } from '../support/runtime-harness.js';
 
