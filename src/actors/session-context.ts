@@ -150,10 +150,12 @@ export interface SessionContext {
   /** The session's own tool-policy layer, as stored (the runtime validates it); the ledger row stores it. */
   readonly toolPolicy?: unknown;
   /**
-   * The last run that ended while nobody waited for it: the next `waitForEnd()` answers it instead of `idle`, so a
-   * run that failed before its sender asked is never reported as nothing. Not persisted (the ledger has the run).
+   * The end of the session's last run, until a run pauses: a `waitForEnd()` that did not see it end answers it
+   * instead of `idle`, so a run that failed before its sender asked is never reported as nothing. Whether a waiter
+   * saw it is kept outside the machine (actors/session-runs.ts), so seeing an end is no machine step. Not persisted
+   * (the ledger has the run).
    */
-  readonly unobservedEnd?: RunSummary | undefined;
+  readonly lastEnd?: RunSummary | undefined;
 }
 
 /** What the session actor emits (`actor.on`): a run (or a plan run) of the session paused or ended. */
@@ -245,7 +247,6 @@ export type SessionEvent =
   | { type: 'PREFER_PROFILE'; profileId: string | null }
   | { type: 'CONFIGURE'; override: QueueSettingsInput }
   | { type: 'CONFIGURE_TOOLS'; layer: unknown }
-  | { type: 'END.OBSERVED'; runId: string }
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
   | { type: 'RUN.PAUSED'; paused: RunPaused; unadmitted: readonly SteerMessage[]; at: number }
   | DecideEvent
@@ -329,7 +330,7 @@ export function recordOf(
   now: number,
 ): SessionRecord {
   const snapshot = session.actor.getPersistedSnapshot() as unknown as { context: SessionContext };
-  const { override, toolPolicy, unobservedEnd: _live, ...context } = snapshot.context;
+  const { override, toolPolicy, lastEnd: _live, ...context } = snapshot.context;
   return {
     sessionKey: session.key,
     override: override ?? {},

@@ -199,17 +199,12 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         if (event.type !== 'RUN.DONE') return context;
         const queued = new Set(context.queue.map((item) => item.messageId));
         const unadmitted = event.unadmitted.filter((message) => !queued.has(message.messageId));
-        return withUnobservedEnd(
-          endRun(context, unadmitted, unadmittedItem(event.at), event.at),
-          event.summary,
-        );
+        return withLastEnd(endRun(context, unadmitted, unadmittedItem(event.at), event.at), event.summary);
       }),
       pauseRun: assign(({ context, event }) => {
         if (event.type !== 'RUN.PAUSED') return context;
         const returned = event.unadmitted.map(unadmittedItem(event.at));
-        return withoutUnobservedEnd(
-          pauseRun(context, event.paused, returned, event.at + deps.pauseTimeoutMs),
-        );
+        return withoutLastEnd(pauseRun(context, event.paused, returned, event.at + deps.pauseTimeoutMs));
       }),
       continueRun: assign(({ context }) => continueRun(context)),
       awaitToolResults: assign(({ context }) => awaitToolResults(context)),
@@ -260,7 +255,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       PREFER_PROFILE: { actions: assign({ preferredProfile: ({ event }) => event.profileId }) },
       CONFIGURE: { actions: assign(({ context, event }) => configured(context, event)) },
       CONFIGURE_TOOLS: { actions: assign(({ context, event }) => configured(context, event)) },
-      'END.OBSERVED': { actions: assign(({ context, event }) => withoutUnobservedEnd(context, event.runId)) },
       // Decided in any state: only a paused run has calls that wait (`previewDecision` selects, never sends, it).
       DECIDE: [{ guard: 'decides', actions: 'settleCall' }, { actions: 'refuseDecision' }],
       'PLAN.HELD': { actions: 'planChanged' },
@@ -506,19 +500,18 @@ export function settledResult(event: SessionEvent): RunResult | undefined {
   return planStoppedResult(event);
 }
 
-/** The context with `unobservedEnd` set to the run that just ended (a waiter that sees it clears it). */
-export function withUnobservedEnd(context: SessionContext, summary: RunSummary): SessionContext {
-  return { ...context, unobservedEnd: summary };
+/** The context with `lastEnd` set to the run that just ended. */
+export function withLastEnd(context: SessionContext, summary: RunSummary): SessionContext {
+  return { ...context, lastEnd: summary };
 }
 
 /**
- * The context without an unobserved end: a pause, or a `waitForEnd()` that answered (or saw) `runId`'s end. The
- * field is set to undefined, not left out: XState's `assign` merges what it is given into the context.
+ * The context without a last end (a run paused: `waitForEnd()` answers the pause). The field is set to undefined,
+ * not left out: XState's `assign` merges what it is given into the context.
  */
-export function withoutUnobservedEnd(context: SessionContext, runId?: string): SessionContext {
-  if (context.unobservedEnd === undefined) return context;
-  if (runId !== undefined && context.unobservedEnd.runId !== runId) return context;
-  return { ...context, unobservedEnd: undefined };
+export function withoutLastEnd(context: SessionContext): SessionContext {
+  if (context.lastEnd === undefined) return context;
+  return { ...context, lastEnd: undefined };
 }
 
 /** The session states `status()` reports. */

@@ -94,8 +94,15 @@ function answerOf(result: RunResult): WaitResult {
 }
 
 /**
- * Wait for the machine's next `run.settled` (a run's or a plan run's pause or end). The end is observed at once
- * (the next `waitForEnd()` does not answer it again); the answer comes once the events emitted up to then (those
+ * The run ends a `waitForEnd()` saw (answered, or saw come while it waited): the next one answers `idle` instead of
+ * the same end again. Kept here, by the summary the machine holds as the session's last end, so that seeing an end
+ * is no step of the session's machine.
+ */
+const seenEnds = new WeakSet<RunResult>();
+
+/**
+ * Wait for the machine's next `run.settled` (a run's or a plan run's pause or end). The end is seen at once (the
+ * next `waitForEnd()` does not answer it again); the answer comes once the events emitted up to then (those
  * announcing it among them) were delivered to the subscribers.
  */
 function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
@@ -104,7 +111,7 @@ function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: nu
     const subscription = session.actor.on('run.settled', ({ result }) => {
       subscription.unsubscribe();
       clock.clearTimeout(timer);
-      session.actor.send({ type: 'END.OBSERVED', runId: result.runId });
+      seenEnds.add(result);
       // The events announcing it go out once the run's report reached the machine (after this, in the same step):
       // answer once they were delivered, so a subscriber has them before the caller acts on the answer.
       void internals.bus.deliveredThrough(internals.bus.cursor).then(() => resolve(answerOf(result)));
@@ -139,9 +146,10 @@ export function waitForRun(
   }
   // An undo is a run of the session's machine, but no run `waitForEnd()` reports: it waits for none.
   if (!isRunActive(activityOf(snapshot)) || run?.kind === 'undo') {
-    const ended = snapshot.context.unobservedEnd;
-    if (ended !== undefined) session.actor.send({ type: 'END.OBSERVED', runId: ended.runId });
-    return Promise.resolve(ended === undefined ? { status: 'idle' } : { status: 'ended', run: ended });
+    const ended = snapshot.context.lastEnd;
+    if (ended === undefined || seenEnds.has(ended)) return Promise.resolve({ status: 'idle' });
+    seenEnds.add(ended);
+    return Promise.resolve({ status: 'ended', run: ended });
   }
   return waitOn(internals, session, timeoutMs);
 }

@@ -23,7 +23,8 @@ const summaryOf = (runId: string, messageId: string): RunSummary => ({
 });
 
 describe('the session machine context', () => {
-  it('emits run.settled and keeps the end as unobserved context data when a run ends', async () => {
+  // Whether a waitForEnd() saw the end is kept outside the machine (test/runtime/wait-after-send.test.ts).
+  it('emits run.settled and keeps the end as the last end in its context when a run ends', async () => {
     const { actor, clock, runs, settled, admit } = session();
     admit('m1');
     const run = runs[0];
@@ -32,14 +33,10 @@ describe('the session machine context', () => {
     run.finish(summary);
     await clock.advance(0);
     expect(settled).toEqual([summary]);
-    expect(actor.getSnapshot().context.unobservedEnd).toEqual(summary);
-    actor.send({ type: 'END.OBSERVED', runId: 'run_other' });
-    expect(actor.getSnapshot().context.unobservedEnd).toEqual(summary);
-    actor.send({ type: 'END.OBSERVED', runId: summary.runId });
-    expect(actor.getSnapshot().context.unobservedEnd).toBeUndefined();
+    expect(actor.getSnapshot().context.lastEnd).toBe(summary);
   });
 
-  it('emits run.settled for a plan run that pauses, leaving the unobserved end alone', () => {
+  it('emits run.settled for a plan run that pauses, leaving the last end alone', () => {
     const { actor, settled } = session();
     actor.send({ type: 'PLAN.HELD', runId: 'run_plan' });
     actor.send({
@@ -49,7 +46,7 @@ describe('the session machine context', () => {
       at: 1000,
     });
     expect(settled).toMatchObject([{ runId: 'run_plan', state: 'awaiting_approval' }]);
-    expect(actor.getSnapshot().context.unobservedEnd).toBeUndefined();
+    expect(actor.getSnapshot().context.lastEnd).toBeUndefined();
   });
 
   it('holds the override and the tool layer in its context when CONFIGURE and CONFIGURE_TOOLS arrive', () => {
