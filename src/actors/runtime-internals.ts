@@ -87,7 +87,7 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
     persist: () => internals.registry.persist(session),
     releasePlan: (runId, summary) =>
       session.actor.send({ type: 'PLAN.ENDED', runId, ...(summary === undefined ? {} : { summary }) }),
-    settleCall: (call, answer) =>
+    answerCall: (call, answer) =>
       decideInto(session.actor, { type: 'DECIDE', toolCallId: call.toolCallId, answer }),
   };
 }

@@ -80,7 +80,10 @@ export interface ActiveRun extends RunBatch {
   readonly resume?: RunResumption;
 }
 
-/** A call a paused run waits for, and whether it has been settled (decided or supplied). */
+/**
+ * A call a paused run waits for, and whether it has been answered (decided or supplied). The field keeps its stored
+ * name, `settled`: hibernated and paused sessions' snapshots hold it.
+ */
 export interface PausedCallState extends PausedCallInfo {
   readonly settled: boolean;
 }
@@ -168,19 +171,19 @@ export interface RunSettled {
  * What the session actor emits as it decides on a message (ADMIT): how a durable message ended up
  * (`message.admitted`), or, for a preview of a message not written yet, the status to record or the
  * refusal (`admission.previewed`). A drain that takes the queue into a run emits `run.taken`. An answer to a
- * waiting call (DECIDE) settles it (`call.settled`) or is refused (`decision.refused`).
+ * waiting call (DECIDE) answers it (`call.answered`) or is refused (`decision.refused`).
  */
 export type SessionEmitted =
-  RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken | CallSettled | DecisionRefused;
+  RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken | CallAnswered | DecisionRefused;
 
-/** DECIDE settled a waiting call; `state` is the pause after it (absent: nothing waits, the run goes on). */
-export interface CallSettled {
-  readonly type: 'call.settled';
+/** DECIDE answered a waiting call; `state` is the pause after it (absent: nothing waits, the run goes on). */
+export interface CallAnswered {
+  readonly type: 'call.answered';
   readonly call: WaitingCall;
   readonly state?: PauseState;
 }
 
-/** DECIDE was refused: no such call waits, or it waits for the other answer, or it was settled already. */
+/** DECIDE was refused: no such call waits, or it waits for the other answer, or it was answered already. */
 export interface DecisionRefused {
   readonly type: 'decision.refused';
   readonly toolCallId: string;
@@ -257,8 +260,8 @@ export type SessionEvent =
 
 /**
  * An operator's answer to a call the paused run waits for: a decision (`approve()`) or a result
- * (`supplyToolResult()`). The machine's `decides` guard settles the call or refuses the answer (session-pause.ts
- * `decisionOn`), and emits which (`call.settled`, `decision.refused`).
+ * (`supplyToolResult()`). The machine's `decides` guard answers the call or refuses the answer (session-pause.ts
+ * `decisionOn`), and emits which (`call.answered`, `decision.refused`).
  */
 export interface DecideEvent {
   readonly type: 'DECIDE';

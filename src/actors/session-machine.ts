@@ -30,7 +30,7 @@ import {
   awaitToolResults,
   pauseRun,
   continueRun,
-  settlePausedCall,
+  answerPausedCall,
   decisionOn,
   pauseStateAfter,
   steerMessageOf,
@@ -222,16 +222,16 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         for (const { runId } of heldPlans(context))
           deps.endPlan(context.sessionKey, runId, ending.status, ending.reason);
       },
-      // An answer settles the call it names (the paused state's `always` moves on once nothing waits).
-      settleCall: enqueueActions(({ context, event, enqueue }) => {
+      // An answer answers the call it names (the paused state's `always` moves on once nothing waits).
+      answerCall: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'DECIDE') return;
         const verdict = decisionOn(context, event);
         if (!verdict.ok) return;
         const { call } = verdict;
-        const next = settlePausedCall(context, call.turn, call.position);
+        const next = answerPausedCall(context, call.turn, call.position);
         enqueue.assign(() => next);
         const state = pauseStateAfter(next);
-        enqueue.emit({ type: 'call.settled', call, ...(state === undefined ? {} : { state }) });
+        enqueue.emit({ type: 'call.answered', call, ...(state === undefined ? {} : { state }) });
       }),
       refuseDecision: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'DECIDE') return;
@@ -256,7 +256,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       CONFIGURE: { actions: assign(({ context, event }) => configured(context, event)) },
       CONFIGURE_TOOLS: { actions: assign(({ context, event }) => configured(context, event)) },
       // Decided in any state: only a paused run has calls that wait (`previewDecision` selects, never sends, it).
-      DECIDE: [{ guard: 'decides', actions: 'settleCall' }, { actions: 'refuseDecision' }],
+      DECIDE: [{ guard: 'decides', actions: 'answerCall' }, { actions: 'refuseDecision' }],
       'PLAN.HELD': { actions: 'planChanged' },
       'PLAN.PAUSED': { actions: ['planChanged', 'settled'] },
       'PLAN.ENDED': { actions: ['planChanged', 'settled'] },

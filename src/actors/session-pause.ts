@@ -5,8 +5,8 @@ import {
   type RunPaused,
   type RunResult,
   type WaitingCall,
-  settleApproval,
-  settleSupplied,
+  answerApproval,
+  answerSupplied,
   serialize,
 } from '../runner/index.js';
 import type {
@@ -16,7 +16,7 @@ import type {
   PlanStepWait,
   SessionEvent,
   DecideEvent,
-  CallSettled,
+  CallAnswered,
   DecisionRefused,
 } from './session-context.js';
 import type { SessionActor } from './session-machine.js';
@@ -59,7 +59,7 @@ export function pauseRun(
 }
 
 /** One waiting call was decided or supplied. */
-export function settlePausedCall(context: SessionContext, turn: number, position: number): SessionContext {
+export function answerPausedCall(context: SessionContext, turn: number, position: number): SessionContext {
   const { pause } = context;
   if (pause === null) return context;
   const calls = pause.calls.map((call) =>
@@ -68,7 +68,7 @@ export function settlePausedCall(context: SessionContext, turn: number, position
   return { ...context, pause: { ...pause, calls } };
 }
 
-/** What the session says to an answer: the waiting call it settles, or why it refuses it (nothing changes then). */
+/** What the session says to an answer: the waiting call it answers, or why it refuses it (nothing changes then). */
 export type DecisionVerdict =
   | { readonly ok: true; readonly call: WaitingCall }
   | { readonly ok: false; readonly code: 'not_found' | 'invalid_input'; readonly message: string };
@@ -113,25 +113,25 @@ export function waitingCalls(context: SessionContext, needs?: 'approval' | 'defe
 /**
  * The session machine's verdict on an answer before anything is checked or written (authority, edited arguments):
  * the transition its DECIDE would take now, selected with xstate's `getTransitionData` (guards run, nothing
- * changes). Returns the waiting call it would settle; throws the refusal's `RuntimeError`.
+ * changes). Returns the waiting call it would answer; throws the refusal's `RuntimeError`.
  */
 export function previewDecision(actor: SessionActor, event: DecideEvent): WaitingCall {
   const snapshot = actor.getSnapshot();
-  const settles = actor.logic
+  const answers = actor.logic
     .getTransitionData(snapshot, event)
-    .some((selected) => selected.actions.some((action) => actionType(action) === 'settleCall'));
+    .some((selected) => selected.actions.some((action) => actionType(action) === 'answerCall'));
   const verdict = decisionOn(snapshot.context, event);
-  if (settles && verdict.ok) return verdict.call;
+  if (answers && verdict.ok) return verdict.call;
   throw refusalOf(snapshot.context.sessionKey, event, verdict.ok ? undefined : verdict);
 }
 
 /**
- * Send an answer's DECIDE and take what the machine emits for it: the pause state after the call settled (absent:
+ * Send an answer's DECIDE and take what the machine emits for it: the pause state after the call was answered (absent:
  * nothing waits and the run goes on), or the refusal, thrown (nothing changed).
  */
 export function decideInto(actor: SessionActor, event: DecideEvent): { readonly state?: PauseState } {
-  let outcome: CallSettled | DecisionRefused | undefined;
-  const settled = actor.on('call.settled', (emitted) => {
+  let outcome: CallAnswered | DecisionRefused | undefined;
+  const settled = actor.on('call.answered', (emitted) => {
     if (emitted.call.toolCallId === event.toolCallId) outcome = emitted;
   });
   const refused = actor.on('decision.refused', (emitted) => {
@@ -143,7 +143,7 @@ export function decideInto(actor: SessionActor, event: DecideEvent): { readonly 
     settled.unsubscribe();
     refused.unsubscribe();
   }
-  if (outcome?.type === 'call.settled') return outcome.state === undefined ? {} : { state: outcome.state };
+  if (outcome?.type === 'call.answered') return outcome.state === undefined ? {} : { state: outcome.state };
   throw refusalOf(actor.getSnapshot().context.sessionKey, event, outcome);
 }
 
@@ -173,7 +173,7 @@ export function pauseStateAfter(context: SessionContext): PauseState | undefined
 }
 
 /**
- * The paused run continues (every call settled, or the pause expired), or, with `abort`, only ends: its lane
+ * The paused run continues (every call answered, or the pause expired), or, with `abort`, only ends: its lane
  * turn records the end. Either way `running` starts the run again.
  */
 export function continueRun(
@@ -492,7 +492,7 @@ function checkEditedArgs(tools: ToolRegistry, tool: string, args: unknown): void
     throw new RuntimeError('args_invalid', `approve: ${describeInvalidArgs(tool, parsed.error)}`);
 }
 
-/** Decide on a call waiting for approval: the session settles it (resuming when nothing waits), then it is recorded. */
+/** Decide on a call waiting for approval: the session answers it (resuming when nothing waits), then it is recorded. */
 export async function approveCall(
   internals: RuntimeInternals,
   session: LiveSession,
@@ -514,7 +514,7 @@ export async function approveCall(
     ...(request.message === undefined ? {} : { message: request.message }),
     ...(request.remember === undefined ? {} : { remember: request.remember }),
   };
-  await settleApproval(sessionScopeOf(internals, session), call, decision);
+  await answerApproval(sessionScopeOf(internals, session), call, decision);
 }
 
 /** The result a supplied output or error gives the model; an output the tool's schema refuses is `invalid_input`. */
@@ -545,7 +545,7 @@ function suppliedResult(
   return { content, isError: false };
 }
 
-/** Supply a deferred call's result: the session settles it (resuming when nothing waits), then it is recorded. */
+/** Supply a deferred call's result: the session answers it (resuming when nothing waits), then it is recorded. */
 export async function supplyResult(
   internals: RuntimeInternals,
   session: LiveSession,
@@ -559,5 +559,5 @@ export async function supplyResult(
   });
   assertMayControl(internals.admission.authority, session, 'supply', request.by);
   const result = suppliedResult(internals.services.toolsFor(session.key), call.tool, request);
-  await settleSupplied(sessionScopeOf(internals, session), call, result);
+  await answerSupplied(sessionScopeOf(internals, session), call, result);
 }

@@ -69,7 +69,7 @@ export function parseTimeout(options: { timeoutMs?: number } | undefined): numbe
   return Math.max(100, timeoutMs);
 }
 
-/** What a paused run waits for; calls of the session's pause that were settled already are left out. */
+/** What a paused run waits for; calls of the session's pause that were answered already are left out. */
 function pausedInfo(
   runId: string,
   state: PauseState,

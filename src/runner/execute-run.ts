@@ -505,7 +505,7 @@ export interface WorkInProgress {
  * Let `works` finish within `timeoutMs`, then abort those still running (`cancelled`: the runtime is closing)
  * and wait for each to record how it stopped, so nothing is left half-written when the ledger closes.
  */
-export async function settleWork(
+export async function finishWork(
   clock: Clock,
   works: readonly WorkInProgress[],
   timeoutMs: number,

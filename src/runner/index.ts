@@ -25,7 +25,7 @@ export {
   type RecoveryPolicy,
 } from './crash-resume.js';
 export type { AuthProfilePool, ModelCandidate } from './model-call.js';
-export { settleApproval, settleSupplied } from './run-pause.js';
+export { answerApproval, answerSupplied } from './run-pause.js';
 export { resumeCrashedPlan } from './plan-resume.js';
 export { endHeldPlan, endPausedPlan, type PlanEnding } from './plan-run.js';
 export { resumePlanRun } from './plan-resume.js';
@@ -62,4 +62,4 @@ export {
   type SubagentSpawn,
 } from './subagent-port.js';
 export { serialize } from './tool-call.js';
-export { settleRunWork, startUndo, type UndoOptions, type UndoResult, type UndoStep } from './undo-run.js';
+export { finishRunWork, startUndo, type UndoOptions, type UndoResult, type UndoStep } from './undo-run.js';

@@ -219,18 +219,18 @@ export async function cancelPause(deps: PauseDeps, runId: string): Promise<void>
 }
 
 /**
- * Settle a call waiting for approval with an operator's decision in the session machine (it resumes the run
- * when nothing waits), then record and announce it. When the last approval settled while deferred calls still wait, the run now waits for their results.
+ * Answer a call waiting for approval with an operator's decision in the session machine (it resumes the run
+ * when nothing waits), then record and announce it. When the last approval was answered while deferred calls still wait, the run now waits for their results.
  */
-export async function settleApproval(
+export async function answerApproval(
   scope: SessionScope,
   call: WaitingCall,
   decision: ApprovalDecision,
 ): Promise<void> {
   const { ledger, clock } = scope.services;
   const { runId, turn, position } = call;
-  // The session machine settles the call first: an answer it refuses changes nothing, recorded or announced.
-  const after = scope.control.settleCall(call, 'approval');
+  // The session machine answers the call first: an answer it refuses changes nothing, recorded or announced.
+  const after = scope.control.answerCall(call, 'approval');
   const written = ledger.updateToolCall(
     { runId, turn, position },
     {
@@ -252,15 +252,15 @@ export async function settleApproval(
   await Promise.all([written, ...(moved ? [ledger.setRunStatus(runId, 'awaiting_tool_results')] : [])]);
 }
 
-/** Settle a deferred call with its supplied result in the session machine, then record and announce it. */
-export async function settleSupplied(
+/** Answer a deferred call with its supplied result in the session machine, then record and announce it. */
+export async function answerSupplied(
   scope: SessionScope,
   call: WaitingCall,
   result: ToolCallResult,
 ): Promise<void> {
   const { ledger, clock } = scope.services;
   const { runId, turn, position } = call;
-  scope.control.settleCall(call, 'deferred');
+  scope.control.answerCall(call, 'deferred');
   const written = ledger.updateToolCall(
     { runId, turn, position },
     { status: 'supplied', result, resolvedAt: clock.now() },

@@ -81,9 +81,9 @@ export interface SessionControl {
   /** The session lets the plan go, its queue drains (`PLAN.ENDED`, with the run's summary when it ended). */
   releasePlan(runId: string, summary?: RunSummary): void;
   /**
-   * Settle waiting call `call` of the paused run with an answer of kind `answer` (the session machine's DECIDE):
+   * Answer waiting call `call` of the paused run with an answer of kind `answer` (the session machine's DECIDE):
    * returns the pause state after it (absent when nothing waits and the run goes on). An answer the machine
    * refuses throws its `RuntimeError` (`not_found`, `invalid_input`) and changes nothing.
    */
-  settleCall(call: WaitingCall, answer: 'approval' | 'deferred'): { readonly state?: PauseState };
+  answerCall(call: WaitingCall, answer: 'approval' | 'deferred'): { readonly state?: PauseState };
 }

@@ -4,7 +4,7 @@ import { executeTool } from '../tools/index.js';
 import { assertNoPausedRun, type SessionScope } from './session-scope.js';
 import type { RunBasics, ToolServices } from './run-services.js';
 import type { ActiveUndo, RunWork } from './run-work.js';
-import { settleWork } from './execute-run.js';
+import { finishWork } from './execute-run.js';
 
 /** What became of one compensation in an undo; `in_doubt`: it started once and its outcome is unknown. */
 export interface UndoStep {
@@ -179,12 +179,12 @@ async function runCompensations(
  * Let the plan runs and undos in progress finish within `timeoutMs`, then abort those still running and wait for
  * them to record how they stopped (what `runtime.close()` does before the ledger closes): plans first, then undos.
  */
-export async function settleRunWork(
+export async function finishRunWork(
   services: Pick<RunBasics, 'clock'>,
   work: RunWork,
   timeoutMs: number,
 ): Promise<void> {
   const plans = [...work.plans.values()].flatMap((runs) => [...runs.values()]);
-  await settleWork(services.clock, plans, timeoutMs);
-  await settleWork(services.clock, [...work.undos], timeoutMs);
+  await finishWork(services.clock, plans, timeoutMs);
+  await finishWork(services.clock, [...work.undos], timeoutMs);
 }

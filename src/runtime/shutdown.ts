@@ -1,6 +1,6 @@
 import { RuntimeError } from '../core/index.js';
 import { isRunActive } from '../policies/index.js';
-import { settleRunWork } from '../runner/index.js';
+import { finishRunWork } from '../runner/index.js';
 import type { RuntimeInternals } from '../actors/index.js';
 import { activityOf } from '../actors/index.js';
 import { runtimeStreamsOf } from '../events/index.js';
@@ -15,7 +15,7 @@ export interface ShutdownSteps {
 }
 
 /** Let active runs finish (aborting those still running after `timeoutMs`); paused runs stay paused. */
-async function settleActiveRuns(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
+async function finishActiveRuns(internals: RuntimeInternals, timeoutMs: number): Promise<void> {
   // Paused runs stay paused: the ledger keeps them, and the next start brings them back.
   const active = internals.registry.all().filter((live) => {
     const activity = activityOf(live.actor.getSnapshot());
@@ -50,10 +50,10 @@ export async function shutdown(
 ): Promise<void> {
   beginShutdown(internals);
   await Promise.all([
-    settleActiveRuns(internals, timeoutMs),
+    finishActiveRuns(internals, timeoutMs),
     runtimeStreamsOf(internals.closed).settled(internals.services.clock, timeoutMs),
   ]);
-  await settleRunWork(internals.services, internals.work, timeoutMs);
+  await finishRunWork(internals.services, internals.work, timeoutMs);
   steps.stopTimers();
   await internals.registry.stopAll();
   // A plan run or an undo still waiting for its session's run never starts now.

@@ -36,7 +36,7 @@ describe('answers to waiting calls, decided by the session machine (DECIDE)', ()
     expect(actor.getSnapshot().value).toBe('awaiting_tool_results');
     expect(emitted).toEqual([
       {
-        type: 'call.settled',
+        type: 'call.answered',
         call: { runId, toolCallId: 'c1', tool: 'refund', turn: 1, position: 0 },
         state: 'awaiting_tool_results',
       },
