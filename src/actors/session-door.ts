@@ -343,6 +343,8 @@ export class RestingSession implements LiveSession {
   private context: SessionContext | undefined;
   private admit: AdmitEvent | undefined;
   private signal: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
+  /** Makes the actor; dropped once it did (it holds the restored snapshot). */
+  private create: (() => SessionActor) | undefined;
 
   constructor(
     readonly key: string,
@@ -350,11 +352,12 @@ export class RestingSession implements LiveSession {
     public lastSeq: number,
     context: SessionContext,
     /** Make the session's actor (not started). */
-    private readonly create: () => SessionActor,
+    create: () => SessionActor,
     /** Start this session's actor soon (after the acknowledgements in progress). */
     private readonly startLater: (session: RestingSession) => void,
   ) {
     this.context = context;
+    this.create = create;
   }
 
   get actor(): SessionActor {
@@ -385,10 +388,11 @@ export class RestingSession implements LiveSession {
   /** Make and start the actor, then send it the admitted message, if any. */
   start(): SessionActor {
     if (this.started !== undefined) return this.started;
-    const actor = this.create();
+    const actor = (this.create as () => SessionActor)();
     // Set before starting: what starting runs (a run's opening) may read this session's actor.
     this.started = actor;
     const { admit, signal } = this;
+    this.create = undefined;
     this.context = undefined;
     this.admit = undefined;
     this.signal = undefined;
