@@ -1,8 +1,17 @@
-import type { ActiveRun, QueuedMessage, Admitted } from './session-context.js';
-import { admitInto, previewAdmission, statusOf } from './session-admission.js';
+import type { ActiveRun, QueuedMessage, Admitted, SessionContext } from './session-context.js';
+import {
+  admissionOf,
+  admitInto,
+  applyAdmission,
+  previewAdmission,
+  statusOf,
+  type AdmitEvent,
+} from './session-admission.js';
 import type { LiveSession } from './session-registry.js';
+import { RestingSession } from './session-door.js';
 import type { InboxRecord, Ledger } from '../ledger/index.js';
 import {
+  type Admission,
   mayControl,
   isDuplicate,
   channelOf,
@@ -91,21 +100,39 @@ function settingsFor(
 }
 
 /**
+ * What admission decides on: the session's context, and the decision its machine would take on an ADMIT not written
+ * yet. A live actor previews it (`previewAdmission`); a resting session (its actor not made yet, session-door.ts) is
+ * at `idle`, where the machine's preview is `admissionOf('idle', …)` on that same context.
+ */
+export interface AdmissionView {
+  readonly context: SessionContext;
+  readonly preview: (admit: AdmitEvent) => Admission;
+}
+
+/** The view admission decides on for `session`: its resting context when it has one, else its actor. */
+function viewOf(session: LiveSession, resting: SessionContext | undefined): AdmissionView {
+  if (resting !== undefined)
+    return { context: resting, preview: (admit) => admissionOf('idle', resting, admit) };
+  const { actor } = session;
+  return { context: actor.getSnapshot().context, preview: (admit) => previewAdmission(actor, admit) };
+}
+
+/**
  * Dedupe, resolve settings and decide from the session as it is now (the same decision the session machine takes
- * on ADMIT); an answer when refused at once.
+ * on ADMIT); an answer when refused at once. `view` defaults to the session's actor.
  */
 export function decide(
   deps: AdmissionDeps,
   session: LiveSession,
   message: InboundMessage,
   options: QueueSettingsInput,
+  view: AdmissionView = viewOf(session, undefined),
 ): Decided | SendResult {
   const role = message.sender?.role;
   if (role !== undefined) checkRole(deps.authority, 'send: sender.role', role);
   const now = deps.clock.now();
   const messageId = message.id ?? deps.ids('msg');
-  const before = session.actor.getSnapshot();
-  if (message.id !== undefined && isDuplicate(before.context.seen, messageId, now)) {
+  if (message.id !== undefined && isDuplicate(view.context.seen, messageId, now)) {
     deps.emit(session, { type: 'message.duplicate', messageId });
     return { messageId, disposition: 'duplicate' };
   }
@@ -113,11 +140,11 @@ export function decide(
   const { byChannel } = deps.queueDefaults;
   const resolved = resolveQueueSettings({
     message: options,
-    session: before.context.override,
+    session: view.context.override,
     channel: channel !== undefined && Object.hasOwn(byChannel, channel) ? byChannel[channel] : undefined,
     runtime: deps.queueDefaults,
   });
-  const settings = settingsFor(deps.authority, before.context.run, message, resolved);
+  const settings = settingsFor(deps.authority, view.context.run, message, resolved);
   const item = queuedItem(message, messageId, settings, now, deps.authority);
   const admit = {
     type: 'ADMIT',
@@ -127,7 +154,7 @@ export function decide(
     remember: false,
     waitMs: deps.interruptWaitMs,
   } as const;
-  const admission = previewAdmission(session.actor, admit);
+  const admission = view.preview(admit);
   if (admission.kind === 'reject') {
     deps.emit(session, { type: 'message.rejected', messageId, code: admission.code });
     return { messageId, disposition: 'rejected', code: admission.code };
@@ -135,7 +162,7 @@ export function decide(
   const record: Decided['record'] = {
     sessionKey: session.key,
     messageId,
-    order: before.context.nextOrder,
+    order: view.context.nextOrder,
     text: message.text,
     mode: settings.mode,
     status: statusOf(admission),
@@ -267,12 +294,35 @@ function recordDrop(
 }
 
 /**
+ * Apply a durable message's admission to a resting session it was decided on (`resting`, its context): the outcome
+ * is the one its machine reaches on this ADMIT (the same pure `applyAdmission` its `admit` action applies, on the
+ * same context), with the id of the run it starts chosen here; the actor starts after the acknowledgement and
+ * learns the message then, once (session-door.ts, `RestingSession`). When the actor was made while the record was
+ * written (something read it), or the message does not start a run, the machine decides now, as for any session.
+ */
+function admitResting(
+  deps: AdmissionDeps,
+  session: LiveSession,
+  resting: SessionContext,
+  admit: AdmitEvent,
+): Admitted {
+  if (!(session instanceof RestingSession) || session.restingContext() !== resting)
+    return admitInto(session.actor, admit);
+  const chosen: AdmitEvent = { ...admit, runId: deps.ids('run') };
+  const { outcome } = applyAdmission(resting, chosen, 'idle', () => deps.ids('run'));
+  if (outcome.kind !== 'start') return admitInto(session.actor, admit);
+  session.admitOnStart(chosen);
+  return outcome;
+}
+
+/**
  * Admit one message into a live session: dedupe, resolve its settings, preview the machine's decision (to know the
  * status to record, or to refuse), make its inbox record durable, then send ADMIT: the machine decides on the
  * session as it is then, applies the decision and emits the outcome, which is announced. All or nothing: when the
  * record cannot be written, `send()` rejects with `ledger_unavailable` and nothing changed (no run, no event, no
  * dedupe entry). Admissions hold the session's door, so they run one after another in call order, keep arrival
- * order and see each other (dedupe).
+ * order and see each other (dedupe). A resting session (hydrated at rest, its actor not made yet) is decided on its
+ * loaded context, and its actor learns the message after the acknowledgement (`admitResting`).
  */
 async function admitNow(
   deps: AdmissionDeps,
@@ -280,7 +330,8 @@ async function admitNow(
   message: InboundMessage,
   options: QueueSettingsInput,
 ): Promise<SendResult> {
-  const decided = decide(deps, session, message, options);
+  const resting = session instanceof RestingSession ? session.restingContext() : undefined;
+  const decided = decide(deps, session, message, options, viewOf(session, resting));
   if (!('record' in decided)) return decided;
   const { messageId, settings, now } = decided;
   // No parts, no extra await: a plain message is written in the stretch that decided it.
@@ -291,7 +342,7 @@ async function admitNow(
     await stored?.undo();
     throw error;
   });
-  const admitted = admitInto(session.actor, {
+  const admit: AdmitEvent = {
     type: 'ADMIT',
     item: { ...decided.item, ...parts },
     settings,
@@ -299,7 +350,9 @@ async function admitNow(
     at: now,
     remember: message.id !== undefined,
     waitMs: deps.interruptWaitMs,
-  });
+  };
+  const admitted =
+    resting === undefined ? admitInto(session.actor, admit) : admitResting(deps, session, resting, admit);
   const { disposition, position, runId } = admitted;
   const steeredInto = admitted.kind === 'steer' ? runId : undefined;
   announce(deps, session, message, decided, {

@@ -226,7 +226,8 @@ function standing(context: SessionContext, messageId: string, steered: boolean) 
 
 /**
  * Apply the decision for a durable message ADMIT brings at `place`: the next context, and
- * the outcome the machine emits (`message.admitted`). `runId` names a run the message starts.
+ * the outcome the machine emits (`message.admitted`). `runId` names a run the message starts (unless the event
+ * names it: see ADMIT's `runId`).
  */
 export function applyAdmission(
   context: SessionContext,
@@ -238,7 +239,15 @@ export function applyAdmission(
   if (admission.kind === 'reject')
     throw new RuntimeError('internal', `session "${context.sessionKey}" refused a durable message`);
   const dropped = droppedBy(admission, context);
-  const next = changedBy(context, event, admission, sideOf(place), runId);
+  // A message admitted on its session's rows was answered with the id of the run it starts before the actor ran.
+  const { runId: chosen } = event;
+  const next = changedBy(
+    context,
+    event,
+    admission,
+    sideOf(place),
+    chosen === undefined ? runId : () => chosen,
+  );
   const { messageId } = event.item;
   const { inRun, ...where } = standing(next, messageId, admission.kind === 'steer');
   const disposition = inRun && admission.kind !== 'steer' ? 'started' : dispositionOf(admission);

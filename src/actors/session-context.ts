@@ -242,6 +242,11 @@ export type SessionEvent =
       remember: boolean;
       /** How long an interrupting message may wait for the interrupted run to end before it runs anyway. */
       waitMs: number;
+      /**
+       * The id of the run the message starts, when its admission was decided and acknowledged before the actor
+       * started (a session admitted on its loaded rows): the machine starts that run under this id.
+       */
+      runId?: string;
     }
   | { type: 'ABORT'; status: AbortStatus; reason: string }
   | { type: 'START'; kind: 'plan' | 'undo'; runId: string; job: string; at: number }

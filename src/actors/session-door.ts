@@ -1,6 +1,10 @@
 import type { LiveSession } from './session-registry.js';
 import { RuntimeError } from '../core/index.js';
 import type { Ledger, SessionLoad, SessionState } from '../ledger/index.js';
+import type { SessionActor } from './session-machine.js';
+import { initialSessionContext, type SessionContext, type SessionSettings } from './session-context.js';
+import type { Snapshot } from 'xstate';
+import { admitInto, type AdmitEvent } from './session-admission.js';
 
 /** A call waiting at a session's door. */
 interface Caller {
@@ -64,12 +68,17 @@ function start(work: (session: LiveSession) => Promise<unknown>, session: LiveSe
   }
 }
 
-/** The doors of one registry: `live` reads a live session, `load` hydrates one. */
+/**
+ * The doors of one registry: `live` reads a live session, `load` hydrates one, `starting` says when a live
+ * session's actor has not started yet and will (a resting session with an admitted message, below): calls wait
+ * for it at the door, so each finds the machine that already learned that message.
+ */
 export function createSessionDoors(
   live: (key: string) => LiveSession | undefined,
   load: (key: string) => Promise<LiveSession>,
+  starting: (key: string) => Promise<void> | undefined = () => undefined,
 ): SessionDoors {
-  return new Doors(live, load);
+  return new Doors(live, load, starting);
 }
 
 /** The open doors by session key; a door closes (is deleted) as soon as nothing is in progress at it. */
@@ -80,6 +89,7 @@ class Doors implements SessionDoors {
   constructor(
     private readonly live: (key: string) => LiveSession | undefined,
     private readonly load: (key: string) => Promise<LiveSession>,
+    private readonly starting: (key: string) => Promise<void> | undefined,
   ) {}
 
   readonly enter = <T>(
@@ -89,7 +99,7 @@ class Doors implements SessionDoors {
   ): Promise<T> => {
     const holds = options.holds === true;
     const session = this.live(key);
-    if (session !== undefined && !this.doors.has(key)) {
+    if (session !== undefined && !this.doors.has(key) && this.starting(key) === undefined) {
       const result = start(work, session) as Promise<T>;
       if (holds) this.hold(key, this.doorOf(key), result);
       return result;
@@ -172,12 +182,23 @@ class Doors implements SessionDoors {
       );
   }
 
-  /** Start the waiting calls in order, until one holds the door or the session must hydrate first. */
+  /** Wait until the session's actor started (it learns its admitted message first), then go on with the calls. */
+  private awaitStart(key: string, door: Door, starting: Promise<void>): void {
+    door.opening = true;
+    void starting.then(() => {
+      door.opening = false;
+      this.pump(key, door, undefined);
+    });
+  }
+
+  /** Start the waiting calls in order, until one holds the door or the session must hydrate (or start) first. */
   private pump(key: string, door: Door, acquired: LiveSession | undefined): void {
     if (door.held !== undefined || door.opening) return;
     let session = acquired ?? this.live(key);
     for (let caller = door.waiting[0]; caller !== undefined; caller = door.waiting[0]) {
       if (session === undefined) return this.open(key, door);
+      const starting = this.starting(key);
+      if (starting !== undefined) return this.awaitStart(key, door, starting);
       door.waiting.shift();
       const result = start(caller.work, session);
       result.then(caller.resolve, caller.reject);
@@ -212,7 +233,18 @@ export type SessionLoader = (sessionKey: string) => Promise<SessionState>;
  * whole read fails every session waiting for it. A ledger without `loadSessions` is read one key at a time.
  */
 export function createSessionLoader(ledger: Ledger): SessionLoader {
-  if (ledger.loadSessions === undefined) return (sessionKey) => ledger.loadSession(sessionKey);
+  return batchedLoader(ledger).load;
+}
+
+/** A loader with how many sessions wait for a read not started yet (a later batch). */
+interface BatchedLoader {
+  readonly load: SessionLoader;
+  readonly waiting: () => number;
+}
+
+function batchedLoader(ledger: Ledger): BatchedLoader {
+  if (ledger.loadSessions === undefined)
+    return { load: (sessionKey) => ledger.loadSession(sessionKey), waiting: () => 0 };
   const loadSessions = ledger.loadSessions.bind(ledger);
   const waiting = new Map<string, Waiting[]>();
   const settle = (loads: readonly SessionLoad[], batch: Map<string, Waiting[]>): void => {
@@ -256,7 +288,7 @@ export function createSessionLoader(ledger: Ledger): SessionLoader {
       fail(batch, error);
     }
   };
-  return (sessionKey) =>
+  const load: SessionLoader = (sessionKey) =>
     new Promise<SessionState>((resolve, reject) => {
       if (!scheduled) {
         scheduled = true;
@@ -266,17 +298,183 @@ export function createSessionLoader(ledger: Ledger): SessionLoader {
       if (waiters === undefined) waiting.set(sessionKey, [{ resolve, reject }]);
       else waiters.push({ resolve, reject });
     });
+  return { load, waiting: () => waiting.size };
 }
 
 /** One loader per ledger, so that every hydration reading the ledger joins the same batch. */
-const loaders = new WeakMap<Ledger, SessionLoader>();
+const loaders = new WeakMap<Ledger, BatchedLoader>();
+
+function loaderOf(ledger: Ledger): BatchedLoader {
+  let loader = loaders.get(ledger);
+  if (loader === undefined) {
+    loader = batchedLoader(ledger);
+    loaders.set(ledger, loader);
+  }
+  return loader;
+}
 
 /** The state of `sessionKey`, read in the batch of the hydrations asked for in the same stretch (see above). */
 export function loadSessionState(ledger: Ledger, sessionKey: string): Promise<SessionState> {
-  let loader = loaders.get(ledger);
-  if (loader === undefined) {
-    loader = createSessionLoader(ledger);
-    loaders.set(ledger, loader);
+  return loaderOf(ledger).load(sessionKey);
+}
+
+/** How many sessions wait for a later batch of `ledger`'s loader (0 when none: the reads asked for are done). */
+export function hydrationsWaiting(ledger: Ledger): number {
+  return loaders.get(ledger)?.waiting() ?? 0;
+}
+
+/**
+ * The most event-loop turns a resting session's start waits behind later hydration batches. Acknowledging first is
+ * what makes a burst of cold sessions cheap to answer (the actors and their runs start once the reads asked for
+ * are admitted); past this many batches (512 sessions each) the starts go ahead anyway, so a steady stream of new
+ * hydrations cannot hold runs back.
+ */
+const maxStartDeferrals = 32;
+
+/**
+ * A session hydrated at rest (idle, nothing queued, no run, no pause, no plan held: what a hibernated session almost
+ * always is) whose actor is not made yet. A message sent to it is admitted on its loaded context by the same pure
+ * decision the machine's guards take at `idle` (admit-message.ts), recorded and acknowledged; the actor starts
+ * after, learns that message with its ADMIT (once), and owns the session from then on. Whatever reads `actor`
+ * starts it at once, so every reader sees the machine, never the context it was made from.
+ */
+export class RestingSession implements LiveSession {
+  private started: SessionActor | undefined;
+  private context: SessionContext | undefined;
+  private admit: AdmitEvent | undefined;
+  private signal: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
+  /** Makes the actor; dropped once it did (it holds the restored snapshot). */
+  private create: (() => SessionActor) | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly epoch: number,
+    public lastSeq: number,
+    context: SessionContext,
+    /** Make the session's actor (not started). */
+    create: () => SessionActor,
+    /** Start this session's actor soon (after the acknowledgements in progress). */
+    private readonly startLater: (session: RestingSession) => void,
+  ) {
+    this.context = context;
+    this.create = create;
   }
-  return loader(sessionKey);
+
+  get actor(): SessionActor {
+    return this.started ?? this.start();
+  }
+
+  /** The context to admit a message on: while the actor is not made and no message was admitted on it. */
+  restingContext(): SessionContext | undefined {
+    return this.started === undefined && this.admit === undefined ? this.context : undefined;
+  }
+
+  /** Settles once the actor started, while a message admitted on the context waits for it (undefined otherwise). */
+  starting(): Promise<void> | undefined {
+    return this.started === undefined ? this.signal?.promise : undefined;
+  }
+
+  /** A durable message was admitted on the resting context: the actor learns it with `admit` when it starts. */
+  admitOnStart(admit: AdmitEvent): void {
+    let resolve = (): void => undefined;
+    const promise = new Promise<void>((settle) => {
+      resolve = settle;
+    });
+    this.admit = admit;
+    this.signal = { promise, resolve };
+    this.startLater(this);
+  }
+
+  /** Make and start the actor, then send it the admitted message, if any. */
+  start(): SessionActor {
+    if (this.started !== undefined) return this.started;
+    const actor = (this.create as () => SessionActor)();
+    // Set before starting: what starting runs (a run's opening) may read this session's actor.
+    this.started = actor;
+    const { admit, signal } = this;
+    this.create = undefined;
+    this.context = undefined;
+    this.admit = undefined;
+    this.signal = undefined;
+    try {
+      actor.start();
+      if (admit !== undefined) admitInto(actor, admit);
+    } finally {
+      signal?.resolve();
+    }
+    return actor;
+  }
+}
+
+/** A persisted session snapshot as `restorable` returns it. */
+interface RestoredSnapshot {
+  readonly status?: unknown;
+  readonly value?: unknown;
+  readonly historyValue?: unknown;
+  readonly context: SessionContext;
+}
+
+/**
+ * The context of a session that rests (a new one, or one restored in idle.empty with nothing queued, no run, no
+ * pause, no plan and no work): what admission may decide on before its actor is made. Undefined otherwise.
+ */
+export function restingContext(
+  key: string,
+  snapshot: Snapshot<unknown> | undefined,
+  settings: SessionSettings,
+): SessionContext | undefined {
+  if (snapshot === undefined) return { ...initialSessionContext(key), ...settings };
+  const { status, value, historyValue, context } = snapshot as unknown as RestoredSnapshot;
+  const emptyIdle =
+    typeof value === 'object' && value !== null && (value as { idle?: unknown }).idle === 'empty';
+  const noHistory =
+    historyValue === undefined ||
+    (typeof historyValue === 'object' && historyValue !== null && Object.keys(historyValue).length === 0);
+  if (status !== 'active' || !emptyIdle || !noHistory) return undefined;
+  const { queue, run, pause, plans, work } = context;
+  const rests = queue.length === 0 && run === null && pause === null && (plans ?? []).length === 0;
+  return rests && (work ?? []).length === 0 ? context : undefined;
+}
+
+/** Settles once `session`'s actor started, while it is a resting session with an admitted message waiting for it. */
+export function startingOf(session: LiveSession | undefined): Promise<void> | undefined {
+  return session instanceof RestingSession ? session.starting() : undefined;
+}
+
+/**
+ * Start resting sessions' actors after the acknowledgements in progress: at the end of the stretch that admitted
+ * them, or, while later hydration batches of the same burst wait to be read (`hydrating` > 0), once those were
+ * admitted and acknowledged too (at most `maxStartDeferrals` turns later). A start that throws does not keep the
+ * others from starting; the first error is thrown once they did.
+ */
+export function createDeferredStarts(hydrating: () => number): (session: RestingSession) => void {
+  let due: RestingSession[] = [];
+  let armed = false;
+  let deferrals = 0;
+  const run = (): void => {
+    if (hydrating() > 0 && deferrals < maxStartDeferrals) {
+      deferrals += 1;
+      setImmediate(run);
+      return;
+    }
+    armed = false;
+    deferrals = 0;
+    const sessions = due;
+    due = [];
+    let failure: Error | undefined;
+    for (const session of sessions) {
+      try {
+        session.start();
+      } catch (error) {
+        failure ??= error instanceof Error ? error : new Error(String(error));
+      }
+    }
+    if (failure !== undefined) throw failure;
+  };
+  return (session) => {
+    due.push(session);
+    if (armed) return;
+    armed = true;
+    queueMicrotask(run);
+  };
 }

@@ -12,7 +12,16 @@ import {
 } from './session-context.js';
 import { createActor, type Snapshot } from 'xstate';
 import { pausedPlanToRestore, type HydrateState } from './session-pause.js';
-import { loadSessionState, createSessionDoors, type SessionDoors } from './session-door.js';
+import {
+  loadSessionState,
+  createSessionDoors,
+  createDeferredStarts,
+  hydrationsWaiting,
+  RestingSession,
+  restingContext,
+  startingOf,
+  type SessionDoors,
+} from './session-door.js';
 import { dedupeMaxIds, dedupeWindowMs, type SeenMessage } from '../policies/index.js';
 
 /** A session whose actor is running in this process. */
@@ -63,13 +72,16 @@ function registryState(options: SessionRegistryOptions): RegistryState {
   const doors = createSessionDoors(
     (key) => sessions.get(key),
     (key) => loadSession(registry, key),
+    (key) => startingOf(sessions.get(key)),
   );
-  const registry: RegistryState = { ...options, sessions, resuming: new Map<string, CutRuns>(), doors };
+  const startLater = createDeferredStarts(() => hydrationsWaiting(options.ledger));
+  const resuming = new Map<string, CutRuns>();
+  const registry: RegistryState = { ...options, sessions, resuming, doors, startLater };
   return registry;
 }
 
 /** What a runtime's registry is made with: its dependencies (`RegistryState` without the sessions). */
-export type SessionRegistryOptions = Omit<RegistryState, 'sessions' | 'resuming' | 'doors'>;
+export type SessionRegistryOptions = Omit<RegistryState, 'sessions' | 'resuming' | 'doors' | 'startLater'>;
 
 /** Create the registry for one runtime. */
 export function createSessionRegistry(options: SessionRegistryOptions): SessionRegistry {
@@ -169,6 +181,8 @@ export interface RegistryState {
   readonly resuming: Map<string, CutRuns>;
   /** Every way into the sessions, in call order. */
   readonly doors: SessionDoors;
+  /** Start a resting session's actor after the acknowledgements in progress (session-door.ts). */
+  readonly startLater: (session: RestingSession) => void;
 }
 
 /**
@@ -210,16 +224,23 @@ function start(registry: RegistryState, key: string, state: HydrateState): LiveS
   // The machine's context holds the session's settings; the row's columns are where they are stored.
   const settings = settingsOf(record);
   const snapshot = restored === undefined ? undefined : snapshotWithSettings(restored, settings);
-  const actor =
+  const input = { sessionKey: key, settings };
+  const create = (): SessionActor =>
     snapshot === undefined
-      ? createActor(machine, { input: { sessionKey: key, settings }, clock })
-      : createActor(machine, { input: { sessionKey: key, settings }, clock, snapshot });
-  const session: LiveSession = {
-    key,
-    actor,
-    epoch: (record?.epoch ?? 0) + 1,
-    lastSeq: Math.max(record?.lastSeq ?? 0, state.lastSeq),
-  };
+      ? createActor(machine, { input, clock })
+      : createActor(machine, { input, clock, snapshot });
+  const epoch = (record?.epoch ?? 0) + 1;
+  const lastSeq = Math.max(record?.lastSeq ?? 0, state.lastSeq);
+  // A session at rest makes its actor when something needs it: a message is admitted on its context first.
+  const resting = restingContext(key, snapshot, settings);
+  if (resting !== undefined) {
+    const session = new RestingSession(key, epoch, lastSeq, resting, create, registry.startLater);
+    sessions.set(key, session);
+    registry.onIdle?.(key);
+    return session;
+  }
+  const actor = create();
+  const session: LiveSession = { key, actor, epoch, lastSeq };
   sessions.set(key, session);
   actor.start();
   // XState neither restores delayed transitions nor runs entry actions: re-arm the drain timer from the stored
