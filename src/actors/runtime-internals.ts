@@ -231,6 +231,7 @@ export function openSessions(
     },
     onCorrupt: parts.onCorrupt,
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
+    onError: services.onError,
   });
   return { registry, sweeper };
 }

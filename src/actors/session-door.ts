@@ -445,9 +445,15 @@ export function startingOf(session: LiveSession | undefined): Promise<void> | un
  * Start resting sessions' actors after the acknowledgements in progress: at the end of the stretch that admitted
  * them, or, while later hydration batches of the same burst wait to be read (`hydrating` > 0), once those were
  * admitted and acknowledged too (at most `maxStartDeferrals` turns later). A start that throws does not keep the
- * others from starting; the first error is thrown once they did.
+ * others from starting; each error goes to `onError` (the runtime's), since the sends it would belong to resolved.
  */
-export function createDeferredStarts(hydrating: () => number): (session: RestingSession) => void {
+export function createDeferredStarts(
+  hydrating: () => number,
+  onError: (error: unknown) => void = (error) =>
+    queueMicrotask(() => {
+      throw error;
+    }),
+): (session: RestingSession) => void {
   let due: RestingSession[] = [];
   let armed = false;
   let deferrals = 0;
@@ -461,15 +467,13 @@ export function createDeferredStarts(hydrating: () => number): (session: Resting
     deferrals = 0;
     const sessions = due;
     due = [];
-    let failure: Error | undefined;
     for (const session of sessions) {
       try {
         session.start();
       } catch (error) {
-        failure ??= error instanceof Error ? error : new Error(String(error));
+        onError(error);
       }
     }
-    if (failure !== undefined) throw failure;
   };
   return (session) => {
     due.push(session);

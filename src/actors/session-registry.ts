@@ -74,7 +74,7 @@ function registryState(options: SessionRegistryOptions): RegistryState {
     (key) => loadSession(registry, key),
     (key) => startingOf(sessions.get(key)),
   );
-  const startLater = createDeferredStarts(() => hydrationsWaiting(options.ledger));
+  const startLater = createDeferredStarts(() => hydrationsWaiting(options.ledger), options.onError);
   const resuming = new Map<string, CutRuns>();
   const registry: RegistryState = { ...options, sessions, resuming, doors, startLater };
   return registry;
@@ -176,6 +176,8 @@ export interface RegistryState {
   readonly onCorrupt?: ((error: RuntimeError) => void) | undefined;
   /** Told about a hydrated session that rests idle, as the machine tells about one that goes idle. */
   readonly onIdle?: ((sessionKey: string) => void) | undefined;
+  /** Told about a resting session's actor that failed to start after its message was acknowledged. */
+  readonly onError?: ((error: unknown) => void) | undefined;
   readonly sessions: Map<string, LiveSession>;
   /** Runs a crash left `running` that the next hydrate of their session resumes, by session key. */
   readonly resuming: Map<string, CutRuns>;
