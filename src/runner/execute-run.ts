@@ -194,13 +194,12 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
 function openedFirst(scope: RunScope, opened: Promise<void>): RunScope {
   scope.writes.track(opened);
   const { port } = scope;
-  const durable = port.durable;
-  if (durable === undefined) return scope;
+  if (port.durable === undefined) return scope;
   const waiting: RunPort = {
     key: port.key,
     emit: (event) => port.emit(event),
     setPhase: (phase) => port.setPhase(phase),
-    durable: () => opened.then(() => durable.call(port)),
+    durable: () => opened.then(() => port.durable?.()),
   };
   return { ...scope, port: waiting };
 }
