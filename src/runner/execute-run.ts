@@ -417,9 +417,6 @@ export async function holdRunEnd(
  * that fails is written again as `failed` (`ledger_unavailable`, saying why), and if that fails too the run stays
  * open in the ledger, to be closed `crashed` at the next start. Resolves with the summary the ledger holds. A run
  * whose `lease` was lost to a ledger fault writes nothing and waits for the ledger instead (`holdRunEnd`).
- * On a ledger whose writes commit in call order the end is written at once, in the transaction of the run's
- * writes still in flight (one COMMIT fewer to wait for): that ledger fails a close with a part of its run that
- * failed, so the end still never commits without them.
  */
 export async function commitRun(
   scope: RunScope,
@@ -428,15 +425,13 @@ export async function commitRun(
   lease?: RunLease,
 ): Promise<RunSummary> {
   const { services } = scope;
-  const together = services.ledger.writesCommitInOrder === true && !scope.writes.failed && !isLost(lease);
-  const lost = together ? undefined : await scope.writes.settled();
+  const lost = await scope.writes.settled();
   if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
   const checked =
     lost === undefined ? outcome : commitFailed(outcome, 'a turn of the run was not recorded', lost);
   const first = writeRunEnd(scope, startedAt, checked);
   try {
     await first.committed;
-    if (together) await settledWith(scope, first.summary);
     return first.summary;
   } catch (error) {
     services.onError(error);
@@ -450,15 +445,6 @@ export async function commitRun(
     second.committed.catch(services.onError);
     return second.summary;
   }
-}
-
-/** The run's writes settled with its end committed: one that failed alone broke the ledger's promise; said. */
-async function settledWith(scope: RunScope, summary: RunSummary): Promise<void> {
-  const lost: unknown = await scope.writes.settled();
-  if (lost === undefined) return;
-  const reason = lost instanceof Error ? lost.message : 'unknown failure';
-  const message = `run "${summary.runId}" ended ${summary.status} without a write of it: ${reason}`;
-  scope.services.onError(new RuntimeError('internal', message, { cause: lost }));
 }
 
 /**
@@ -490,8 +476,6 @@ export interface RunWrites {
   track(write: Promise<void>): void;
   /** Resolves once every tracked write settled: with the first failure, or undefined when all were durable. */
   settled(): Promise<unknown>;
-  /** True once a tracked write is known to have failed. */
-  readonly failed: boolean;
 }
 
 /** No writes yet. A write already durable when issued (the memory ledger's) is not kept: nothing to wait for. */
@@ -514,9 +498,6 @@ export function createRunWrites(): RunWrites {
       if (isSettledWrite(write)) return;
       pending.push(write);
       write.catch(failed);
-    },
-    get failed() {
-      return failure !== undefined;
     },
     settled() {
       // Nothing in flight (every write was durable when issued): the shared settled promise, no frame to wait on.

@@ -196,7 +196,6 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
   const rows = createEventRowBuffer(db);
   commits.beforeCommit(() => batches.flush());
   commits.beforeCommit(() => rows.flush());
-  commits.onBegin(() => batches.began());
   commits.onRollback(() => batches.clear());
   commits.onRollback(() => rows.clear());
   // Event rows are buffered too (their own buffer): appending them leaves the other buffered rows buffered.

@@ -56,8 +56,6 @@ function updateKind(db: SqliteAccess['db']): RowBatchKind<UpdateRow> {
   return {
     phase: 'update',
     key: messageKey,
-    // A message consumed by a run is a part of its opening.
-    runOf: (row) => row.run_id,
     // Ids not in the inbox are ignored: fewer changes than rows is no failure.
     writeMany: (rows) => {
       many(rows.length).run(rows.flatMap(values));

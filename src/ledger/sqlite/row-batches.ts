@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { RuntimeError } from '../../core/index.js';
 
 /**
  * One kind of row write that goes in batches: the rows a transaction buffered are written with one statement per
@@ -22,14 +21,6 @@ export interface RowBatchKind<Row> {
   readonly buffered?: (row: Row) => void;
   /** Called when a row failed alone (what a store learned of it on buffering is wrong). */
   readonly failed?: () => void;
-  /**
-   * The run a row records a part of (a message it consumed, a turn), or the run it closes
-   * (`closesRun`). A run's close is written without waiting for its parts (`Ledger.writesCommitInOrder`): when one
-   * of them failed alone in the transaction that closes it, the transaction fails whole, so a run's end never
-   * commits without its parts.
-   */
-  readonly runOf?: (row: Row) => string | null;
-  readonly closesRun?: boolean;
 }
 
 /** The rows of one transaction, buffered per kind: written together before its COMMIT and before any read. */
@@ -40,8 +31,6 @@ export interface RowBatches {
   flush(): void;
   /** Forget the buffered rows (their transaction was rolled back; the writes that buffered them run again). */
   clear(): void;
-  /** A transaction began: the runs whose parts failed and the runs closed so far were another transaction's. */
-  began(): void;
 }
 
 /** Rows per multi-row statement: at most 16 columns each, well under SQLite's 32,766 parameters. */
@@ -95,12 +84,7 @@ type Db = Pick<Database.Database, 'inTransaction' | 'exec'>;
  * Write one write's rows alone. A write of several rows is all or nothing: only here, once a batch failed, do they
  * go in under a savepoint, rolled back when one of them is refused. A failure that ends the transaction is thrown.
  */
-function writeAlone<Row>(
-  db: Db,
-  kind: RowBatchKind<Row>,
-  write: readonly Entry<Row>[],
-  failedAlone: (row: Row, error: Error) => void,
-): void {
+function writeAlone<Row>(db: Db, kind: RowBatchKind<Row>, write: readonly Entry<Row>[]): void {
   const several = write.length > 1;
   if (several) db.exec('SAVEPOINT row_batch');
   try {
@@ -111,7 +95,6 @@ function writeAlone<Row>(
     if (several) db.exec('ROLLBACK TO row_batch; RELEASE row_batch');
     write[0]?.fail(asError(error));
     kind.failed?.();
-    for (const entry of write) failedAlone(entry.row, asError(error));
   }
 }
 
@@ -120,12 +103,7 @@ function writeAlone<Row>(
  * refused row undoes only its statement) or missed some rows is written again one write at a time. A failure that
  * ends the transaction is thrown: the whole batch is lost with it.
  */
-function writeEntries<Row>(
-  db: Db,
-  kind: RowBatchKind<Row>,
-  entries: readonly Entry<Row>[],
-  failedAlone: (row: Row, error: Error) => void,
-): void {
+function writeEntries<Row>(db: Db, kind: RowBatchKind<Row>, entries: readonly Entry<Row>[]): void {
   for (const chunk of chunksOf(byWrite(entries))) {
     const rows = chunk.flat();
     if (rows.length > 1 && rows.length <= rowsPerStatement) {
@@ -135,53 +113,8 @@ function writeEntries<Row>(
         if (!db.inTransaction) throw error;
       }
     }
-    for (const write of chunk) writeAlone(db, kind, write, failedAlone);
+    for (const write of chunk) writeAlone(db, kind, write);
   }
-}
-
-/**
- * The runs of the open transaction whose parts failed alone, and the runs it closes: a close that meets a failed
- * part fails the transaction (see `RowBatchKind.runOf`).
- */
-function createRunParts() {
-  const failed = new Map<string, Error>();
-  const closed = new Set<string>();
-  return {
-    noter<Row>(kind: RowBatchKind<Row>): (row: Row, error: Error) => void {
-      const { runOf } = kind;
-      if (runOf === undefined || kind.closesRun === true) return () => undefined;
-      return (row, error) => {
-        const run = runOf(row);
-        if (run !== null && !failed.has(run)) failed.set(run, error);
-      };
-    },
-    closing<Row>(kind: RowBatchKind<Row>, entries: readonly Entry<Row>[]): void {
-      if (kind.closesRun !== true || kind.runOf === undefined) return;
-      for (const entry of entries) {
-        const run = kind.runOf(entry.row);
-        if (run !== null) closed.add(run);
-      }
-    },
-    /** Throws when a run closed in this transaction has a part that failed in it. */
-    check(): void {
-      if (failed.size === 0) return;
-      for (const run of closed) {
-        const error = failed.get(run);
-        if (error === undefined) continue;
-        throw new RuntimeError(
-          'internal',
-          `run "${run}" cannot end where its record failed: ${error.message}`,
-          {
-            cause: error,
-          },
-        );
-      }
-    },
-    clear(): void {
-      failed.clear();
-      closed.clear();
-    },
-  };
 }
 
 /** Create the row buffers of one connection. */
@@ -189,7 +122,6 @@ export function createRowBatches(db: Db): RowBatches {
   const buffers: Buffer[] = [];
   // Keys with an update buffered: a later row of the same key goes in after it.
   const updating = new Set<string>();
-  const runParts = createRunParts();
   // A flush that failed before a read or a write: the batch's COMMIT must fail with it.
   let failure: Error | undefined;
   const flush = (): void => {
@@ -200,7 +132,6 @@ export function createRowBatches(db: Db): RowBatches {
       for (const phase of ['insert', 'update'] as const) {
         for (const buffer of buffers) if (buffer.phase === phase) buffer.flush();
       }
-      runParts.check();
     } catch (error) {
       failure = asError(error);
       throw failure;
@@ -209,15 +140,13 @@ export function createRowBatches(db: Db): RowBatches {
   return {
     define<Row>(kind: RowBatchKind<Row>) {
       let pending: Entry<Row>[] = [];
-      const failedAlone = runParts.noter(kind);
       buffers.push({
         phase: kind.phase,
         empty: () => pending.length === 0,
         flush: () => {
           const entries = pending;
           pending = [];
-          runParts.closing(kind, entries);
-          writeEntries(db, kind, entries, failedAlone);
+          writeEntries(db, kind, entries);
         },
         clear: () => (pending = []),
       });
@@ -233,10 +162,8 @@ export function createRowBatches(db: Db): RowBatches {
     clear: () => {
       for (const buffer of buffers) buffer.clear();
       updating.clear();
-      runParts.clear();
       failure = undefined;
     },
-    began: () => runParts.clear(),
   };
 }
 

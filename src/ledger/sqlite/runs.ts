@@ -39,7 +39,6 @@ function openKind(db: SqliteAccess['db']): RowBatchKind<OpenRow> {
   return {
     phase: 'insert',
     key: runKey,
-    // No `runOf`: an opening fails alone only when its run id is already recorded, and a close then closes that row.
     writeMany: (rows) => many(rows.length).run(rows.flatMap(values)).changes === rows.length,
     writeOne: (row) => constraint(`run "${row.run_id}"`, () => many(1).run(values(row)))(),
   };
@@ -61,8 +60,6 @@ function closeKind(db: SqliteAccess['db']): RowBatchKind<CloseRow> {
   return {
     phase: 'update',
     key: runKey,
-    runOf: runKey,
-    closesRun: true,
     writeMany: (rows) => many(rows.length).run(rows.flatMap(values)).changes === rows.length,
     writeOne: (row) => {
       if (many(1).run(values(row)).changes === 0) {

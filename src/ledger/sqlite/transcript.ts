@@ -52,7 +52,6 @@ function appendKind(db: SqliteAccess['db'], cache: TurnCache): RowBatchKind<Turn
   };
   return {
     phase: 'insert',
-    runOf: (record) => record.runId,
     writeMany: (records) => many(records.length).run(records.flatMap(values)).changes === records.length,
     writeOne: (record) => many(1).run(values(record)),
     buffered: (record) => cache.appended(record),
