@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMemoryLedger, defineTool, type Ledger } from 'agentlanes';
 import { createDeferred } from '../../src/core/deferred.js';
+import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { createHarness } from '../support/runtime-harness.js';
 
 /**
@@ -32,6 +33,13 @@ function lookupTool(calls: { count: number }) {
 }
 
 describe('a new run on a ledger whose writes commit in order', () => {
+  it('is a new run on the SQLite ledger: one connection commits its writes in call order', async () => {
+    const sqlite = createSqliteLedger({ path: ':memory:' });
+    expect(sqlite.writesCommitInOrder).toBe(true);
+    expect(createMemoryLedger().writesCommitInOrder).toBeUndefined();
+    await sqlite.close();
+  });
+
   it('calls its model before its opening is durable, and no tool before it is', async () => {
     const gate = createDeferred<void>();
     const calls = { count: 0 };
