@@ -151,27 +151,57 @@ export async function executeRunInLane(scope: RunScope): Promise<RunResult> {
   }
 }
 
-/** Open a new run and run it: nothing reaches the model before the run's opening is durable. */
+/**
+ * Open a new run and run it. Nothing it does is observable before its opening is durable: on most ledgers the
+ * model is not called before then; on a ledger whose writes commit in call order (`writesCommitInOrder`: SQLite's
+ * one connection) the model is called at once, since its events, turns and end commit with the opening or after
+ * it, and its tools wait for the opening (`openedFirst`). A crash before that COMMIT leaves the run's messages
+ * pending and no trace of the run: they run again. This saves a COMMIT the run would wait for.
+ */
 async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
   const startedAt = scope.services.clock.now();
   const opened = openRunRecord(scope, startedAt);
   // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
   opened.catch(ignore);
   const history = await runHistory(scope);
+  const inOrder = scope.services.ledger.writesCommitInOrder === true;
   // The run is durable before it can cause a side effect: a crash then closes it as crashed instead of running
   // its messages (and their tools) a second time under a new run. An opening the ledger could not take stops the
-  // run here, before its model call.
+  // run here, before its model call (in call order: before its tools and its end, which wait for it).
   try {
-    await opened;
+    if (!inOrder) await opened;
   } catch (error) {
     if (lease?.lost === true) return holdRunEnd(scope, startedAt, nothingDone);
     throw error;
   }
+  const running = inOrder ? openedFirst(scope, opened) : scope;
   // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
-  if ('error' in history) return commitRun(scope, startedAt, { ...nothingDone, error: history.error });
+  if ('error' in history) return commitRun(running, startedAt, { ...nothingDone, error: history.error });
   const counters = { turnIndex: 0, compensationSeq: 1 };
   // Awaited: the async function's promise then settles with the segment's outcome, not through a thenable job.
-  return await runSegment(scope, buildRunContext(scope, undefined, counters, { history }), startedAt, lease);
+  return await runSegment(
+    running,
+    buildRunContext(running, undefined, counters, { history }),
+    startedAt,
+    lease,
+  );
+}
+
+/**
+ * The scope of a run whose opening is not durable yet: its end waits for the opening with its turns (a failed
+ * opening ends it `failed`, as a lost turn does), and a tool call waits for it as for the events before the call.
+ */
+function openedFirst(scope: RunScope, opened: Promise<void>): RunScope {
+  scope.writes.track(opened);
+  const { port } = scope;
+  if (port.durable === undefined) return scope;
+  const waiting: RunPort = {
+    key: port.key,
+    emit: (event) => port.emit(event),
+    setPhase: (phase) => port.setPhase(phase),
+    durable: () => opened.then(() => port.durable?.()),
+  };
+  return { ...scope, port: waiting };
 }
 
 /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */

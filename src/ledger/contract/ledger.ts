@@ -36,6 +36,13 @@ export interface Ledger
    * the event bus then delivers an event in the stretch that emitted it. @default false
    */
   readonly writesAreImmediate?: boolean;
+  /**
+   * True when a write never becomes durable before a write called earlier on this ledger: both commit in one
+   * transaction, or the earlier one in an earlier transaction (or it failed, and its caller hears so). A new run
+   * then calls its model without waiting for its opening to commit: everything the run makes observable (its
+   * events, its turns, its end) commits with the opening or after it, and its tools wait for it. @default false
+   */
+  readonly writesCommitInOrder?: boolean;
   /** Commit what is pending and release the ledger; every method rejects with `runtime_closed` afterwards. */
   close(): Promise<void>;
 }

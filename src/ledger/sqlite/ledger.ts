@@ -48,6 +48,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     ...createSqliteProfiles(connection, corruptRows),
     ...createSqliteRecovery(connection, { corruptRows, pausedOf: runs.pausedOf }),
     ...createSqliteSessionBatch(connection, toolCalls.latestBatch),
+    // One connection, one open transaction at a time, committed in the order its writes were called.
+    writesCommitInOrder: true,
     close: () => connection.close(),
   };
 }
