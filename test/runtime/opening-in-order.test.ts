@@ -33,7 +33,7 @@ function lookupTool(calls: { count: number }) {
 }
 
 describe('a new run on a ledger whose writes commit in order', () => {
-  it('is a new run on the SQLite ledger: one connection commits its writes in call order', async () => {
+  it('is the SQLite ledger (one connection commits its writes in call order), not the memory ledger', async () => {
     const sqlite = createSqliteLedger({ path: ':memory:' });
     expect(sqlite.writesCommitInOrder).toBe(true);
     expect(createMemoryLedger().writesCommitInOrder).toBeUndefined();
