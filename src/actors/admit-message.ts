@@ -308,10 +308,11 @@ function admitResting(
 ): Admitted {
   if (!(session instanceof RestingSession) || session.restingContext() !== resting)
     return admitInto(session.actor, admit);
-  const chosen: AdmitEvent = { ...admit, runId: deps.ids('run') };
-  const { outcome } = applyAdmission(resting, chosen, 'idle', () => deps.ids('run'));
-  if (outcome.kind !== 'start') return admitInto(session.actor, admit);
-  session.admitOnStart(chosen);
+  // The run id is drawn only when the message starts a run (the same draw the machine's admit makes).
+  let runId: string | undefined;
+  const { outcome } = applyAdmission(resting, admit, 'idle', () => (runId ??= deps.ids('run')));
+  if (outcome.kind !== 'start' || runId === undefined) return admitInto(session.actor, admit);
+  session.admitOnStart({ ...admit, runId });
   return outcome;
 }
 

@@ -1,5 +1,5 @@
 import type { LiveSession } from './session-registry.js';
-import { RuntimeError } from '../core/index.js';
+import { RuntimeError, createDeferred, type Deferred } from '../core/index.js';
 import type { Ledger, SessionLoad, SessionState } from '../ledger/index.js';
 import type { SessionActor } from './session-machine.js';
 import { initialSessionContext, type SessionContext, type SessionSettings } from './session-context.js';
@@ -342,7 +342,7 @@ export class RestingSession implements LiveSession {
   private started: SessionActor | undefined;
   private context: SessionContext | undefined;
   private admit: AdmitEvent | undefined;
-  private signal: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
+  private signal: Deferred<void> | undefined;
   /** Makes the actor; dropped once it did (it holds the restored snapshot). */
   private create: (() => SessionActor) | undefined;
 
@@ -376,12 +376,8 @@ export class RestingSession implements LiveSession {
 
   /** A durable message was admitted on the resting context: the actor learns it with `admit` when it starts. */
   admitOnStart(admit: AdmitEvent): void {
-    let resolve = (): void => undefined;
-    const promise = new Promise<void>((settle) => {
-      resolve = settle;
-    });
     this.admit = admit;
-    this.signal = { promise, resolve };
+    this.signal = createDeferred<void>();
     this.startLater(this);
   }
 
@@ -400,7 +396,7 @@ export class RestingSession implements LiveSession {
       actor.start();
       if (admit !== undefined) admitInto(actor, admit);
     } finally {
-      signal?.resolve();
+      signal?.resolve(undefined);
     }
     return actor;
   }
