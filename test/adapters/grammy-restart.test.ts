@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
+import { storedEventRows } from '../support/sqlite-statements.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultInterruptedNotice } from 'agentlanes/grammy';
 import { startTelegramEmulator, type TelegramEmulator } from '../support/telegram-emulator.js';
@@ -83,16 +84,15 @@ describe('connectGrammy across a SIGKILL', () => {
 
     const database = new Database(dbPath, { readonly: true });
     try {
-      const blocks = database
-        .prepare("SELECT run_id, session_key, body FROM events WHERE type = 'assistant.block'")
-        .all() as BlockRow[];
+      const stored = storedEventRows(database);
+      const blocks = stored.filter((row) => row.type === 'assistant.block') as BlockRow[];
       const deliveries = database.prepare('SELECT * FROM deliveries').all() as {
         run_id: string;
         block_index: number;
         status: string;
         platform_message_id: string | null;
       }[];
-      const doubts = database.prepare("SELECT body FROM events WHERE type = 'delivery.in_doubt'").all();
+      const doubts = stored.filter((row) => row.type === 'delivery.in_doubt');
       const runs = database.prepare('SELECT run_id, status FROM runs').all() as {
         run_id: string;
         status: string;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
+import { storedEventRows } from '../support/sqlite-statements.js';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /** One event as the child process received it from its durable consumer. */
@@ -57,13 +58,7 @@ function recordedEvents(
   dbPath: string,
 ): Map<number, { type: string; seq: number; session_key: string; run_id: string | null }> {
   const database = new Database(dbPath, { readonly: true });
-  const rows = database.prepare('SELECT cursor, type, seq, session_key, run_id FROM events').all() as {
-    cursor: number;
-    type: string;
-    seq: number;
-    session_key: string;
-    run_id: string | null;
-  }[];
+  const rows = storedEventRows(database);
   database.close();
   return new Map(rows.map((row) => [row.cursor, row]));
 }

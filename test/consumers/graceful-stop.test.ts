@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
+import { storedEventRows } from '../support/sqlite-statements.js';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /** One line the child printed (see graceful-stop-child.ts). */
@@ -57,9 +58,7 @@ function runChild(
 /** The block ids recorded in the ledger at `dbPath`, and the last cursor. */
 function recordedBlocks(dbPath: string): { blocks: string[]; last: number } {
   const database = new Database(dbPath, { readonly: true });
-  const rows = database
-    .prepare("SELECT run_id, body FROM events WHERE type = 'assistant.block' ORDER BY cursor")
-    .all() as { run_id: string; body: string }[];
+  const rows = storedEventRows(database).filter((row) => row.type === 'assistant.block');
   const { last } = database.prepare('SELECT max(cursor) AS last FROM events').get() as { last: number };
   database.close();
   const blocks = rows.map((row) => {

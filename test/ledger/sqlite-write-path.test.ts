@@ -58,9 +58,23 @@ describe('the SQLite ledger write path', () => {
   it('stores a block without the id the reader derives from its run and index, and reads it back whole', async () => {
     const path = tempPath();
     const ledger = createSqliteLedger({ path });
+    // Three sessions: each block is a row of its own (one session's events of a transaction are one pack row).
     const derived = event(1, { type: 'assistant.block', runId: 'r1', index: 0, blockId: 'r1:0', text: 'Hi' });
-    const own = event(2, { type: 'assistant.block', runId: 'r1', index: 1, blockId: 'mine', text: 'Yo' });
-    const runless = event(3, { type: 'assistant.block', index: 2, blockId: 'undefined:2', text: 'No run' });
+    const own = event(2, {
+      type: 'assistant.block',
+      sessionKey: 's2',
+      runId: 'r1',
+      index: 1,
+      blockId: 'mine',
+      text: 'Yo',
+    });
+    const runless = event(3, {
+      type: 'assistant.block',
+      sessionKey: 's3',
+      index: 2,
+      blockId: 'undefined:2',
+      text: 'No run',
+    });
     await ledger.appendEvents([derived, own, runless]);
     expect(await ledger.readEvents({})).toEqual([derived, own, runless]);
     await ledger.close();
@@ -104,8 +118,9 @@ describe('the SQLite ledger event rows', () => {
       return original.apply(this, args);
     };
     try {
+      // Three sessions, so three rows (one session's events of a transaction are one pack row).
       const appended = [1, 2, 3].map((cursor) =>
-        ledger.appendEvents([event(cursor, { type: 'run.started', runId: 'r1' })]),
+        ledger.appendEvents([event(cursor, { type: 'run.started', sessionKey: `s${cursor}`, runId: 'r1' })]),
       );
       expect((await ledger.readEvents({})).map((stored) => stored.cursor)).toEqual([1, 2, 3]);
       await Promise.all(appended);

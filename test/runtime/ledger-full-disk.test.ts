@@ -6,6 +6,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { storedEventRows } from '../support/sqlite-statements.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteLedger, isRuntimeError, type RuntimeEvent } from 'agentlanes';
 import {
@@ -79,7 +80,7 @@ function liveText(events: readonly RuntimeEvent[]): Map<string, string> {
 function recordedEvents(path: string): Map<number, string> {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare('SELECT cursor, type FROM events').all() as { cursor: number; type: string }[];
+    const rows = storedEventRows(db);
     return new Map(rows.map((row) => [row.cursor, row.type]));
   } finally {
     db.close();

@@ -1,4 +1,6 @@
 import Database from 'better-sqlite3';
+import { packType, unpackRow } from '../../src/ledger/sql/event-packs.js';
+import type { EventRow } from '../../src/ledger/sql/rows.js';
 
 /** The SQL of every statement better-sqlite3 runs while `work` runs (prepared statements' run / get / all). */
 export async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
@@ -31,4 +33,20 @@ export function rawRows(path: string, sql: string): unknown[] {
   } finally {
     raw.close();
   }
+}
+
+/**
+ * The event rows of a ledger file as one row per event: a pack row (one session's events of a transaction, see
+ * src/ledger/sql/event-packs.ts) as the rows its events would have had, each body as JSON text, in cursor order.
+ * For tests that check the file itself rather than what `readEvents` hands out.
+ */
+export function storedEventRows(database: Database.Database): EventRow[] {
+  const rows = database.prepare('SELECT * FROM events ORDER BY cursor').all() as EventRow[];
+  const events = rows.flatMap((row): EventRow[] => {
+    if (row.type !== packType) return [row];
+    const packed = unpackRow(row);
+    if (typeof packed === 'string') throw new Error(`cursor ${row.cursor}: ${packed}`);
+    return packed.map((entry) => ({ ...entry, body: JSON.stringify(entry.body) }));
+  });
+  return events.sort((left, right) => left.cursor - right.cursor);
 }

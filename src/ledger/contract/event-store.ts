@@ -1,12 +1,13 @@
 import type { RuntimeEvent } from '../../core/index.js';
 
-/** Which events to read: after a global cursor, optionally for one session, at most `limit` rows. */
+/** Which events to read: after a global cursor, optionally for one session, at most `limit` of them. */
 export interface EventQuery {
   readonly after?: number;
   readonly sessionKey?: string;
   /**
-   * How many rows to read at most. A row of coalesced token deltas that another event falls inside comes back as
-   * more than one event, so a read may hand out more events than rows (never fewer, without `until`).
+   * How many events to hand out at most. A SQL ledger reads at most this many rows: a row of coalesced token deltas
+   * or a pack of events may stand for several events, so a page may stop inside a row (the next read, after the
+   * last cursor handed out, goes on from there).
    */
   readonly limit?: number;
   /** Hand out nothing with a cursor above this one (the text of a coalesced delta row up to it). */

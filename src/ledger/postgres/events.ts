@@ -1,11 +1,12 @@
 import type { RuntimeEvent } from '../../core/index.js';
 import { eventsWithin, pageCoverage } from '../sql/delta-rows.js';
+import { packType } from '../sql/event-packs.js';
 import type { EventQuery, EventStore } from '../contract/event-store.js';
 import type { PostgresAccess } from './access.js';
 import type { PostgresEventWriter } from './event-writer.js';
 import type { PostgresQuery } from './queue.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
-import { readEventRow } from '../sql/event-rows.js';
+import { parseEventRows } from '../sql/event-rows.js';
 import type { EventRow } from '../sql/rows.js';
 
 // Pruning must not lower a session's seq: the highest one of what goes is kept aside.
@@ -32,7 +33,7 @@ async function readRows(
   const where = [
     'cursor > $1',
     'cursor <= coalesce($2, cursor)',
-    ...(range.deltas === true ? ["type = 'assistant.delta'"] : []),
+    ...(range.deltas === true ? [`type IN ('assistant.delta', '${packType}')`] : []),
     ...(sessionKey === undefined ? [] : ['session_key = $4']),
   ];
   const parameters = [range.after, range.until ?? null, range.limit ?? null];
@@ -49,20 +50,22 @@ async function readPage(
   query: EventQuery,
   corruptRows: CorruptRowLog,
 ): Promise<RuntimeEvent[]> {
-  const parse = (rows: readonly EventRow[]): RuntimeEvent[] =>
-    rows.map((row) => {
-      const { event, problem } = readEventRow(row);
-      if (problem !== undefined) corruptRows.report(problem);
-      return event;
-    });
   const after = query.after ?? 0;
   const { sessionKey } = query;
-  const rows = parse(
-    await readRows(sql, { after, ...(query.limit === undefined ? {} : { limit: query.limit }) }, sessionKey),
+  const rows = await readRows(
+    sql,
+    { after, ...(query.limit === undefined ? {} : { limit: query.limit }) },
+    sessionKey,
   );
-  const { until, extra } = pageCoverage({ ...query, after }, rows);
-  if (extra !== undefined) rows.push(...parse(await readRows(sql, { ...extra, deltas: true }, sessionKey)));
-  return eventsWithin(rows, after, until);
+  const events = parseEventRows(rows, corruptRows);
+  const { until, extra } = pageCoverage(
+    { ...query, after },
+    { rows: rows.length, last: rows.at(-1)?.cursor },
+  );
+  if (extra !== undefined) {
+    events.push(...parseEventRows(await readRows(sql, { ...extra, deltas: true }, sessionKey), corruptRows));
+  }
+  return eventsWithin(events, { after, until, limit: query.limit });
 }
 
 /**

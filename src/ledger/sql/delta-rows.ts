@@ -45,19 +45,36 @@ function tokensOf(row: Delta, marks: readonly number[]): Token[] {
 }
 
 /**
- * The events a read of the rows `rows` hands out for the cursors in `(after, until]`, in cursor order. A coalesced
+ * The events a read of the rows `rows` hands out for the cursors in `(after, until]`, in cursor order (the events of
+ * packs (event-packs.ts) come in their rows' order and are sorted in among the others). A coalesced
  * delta row stands for the tokens it joined (see delta-coalescer.ts): it is cut to the tokens in range, and split
  * where another recorded event falls between its tokens, so the events come back in the order they were emitted,
  * each token's text exactly once, whatever cursor a read starts or stops at. Consecutive tokens of one row come
- * back as one event, with the last one's cursor and seq.
+ * back as one event, with the last one's cursor and seq. At most `limit` events (a page of rows may hold more).
  */
-export function eventsWithin(rows: readonly RuntimeEvent[], after: number, until = Infinity): RuntimeEvent[] {
+export function eventsWithin(
+  rows: readonly RuntimeEvent[],
+  {
+    after,
+    until = Infinity,
+    limit,
+  }: { readonly after: number; readonly until?: number; readonly limit?: number | undefined },
+): RuntimeEvent[] {
+  const events = orderedWithin(rows, after, until);
+  if (limit !== undefined && events.length > limit) events.length = limit;
+  return events;
+}
+
+function orderedWithin(rows: readonly RuntimeEvent[], after: number, until: number): RuntimeEvent[] {
   const items: (RuntimeEvent | Token)[] = [];
   let split = false;
+  let ordered = true;
   for (const row of rows) {
     const marks = marksOf(row);
     if (marks === undefined) {
-      if (row.cursor > after && row.cursor <= until) items.push(withoutMarks(row));
+      if (row.cursor <= after || row.cursor > until) continue;
+      ordered &&= items.length === 0 || (items[items.length - 1] as RuntimeEvent).cursor < row.cursor;
+      items.push(withoutMarks(row));
       continue;
     }
     split = true;
@@ -65,9 +82,9 @@ export function eventsWithin(rows: readonly RuntimeEvent[], after: number, until
       if (token.cursor > after && token.cursor <= until) items.push(token);
     }
   }
-  if (!split) return items as RuntimeEvent[];
+  if (!split && ordered) return items as RuntimeEvent[];
   items.sort((left, right) => left.cursor - right.cursor);
-  return joinTokens(items);
+  return split ? joinTokens(items) : (items as RuntimeEvent[]);
 }
 
 function isToken(item: RuntimeEvent | Token): item is Token {
@@ -109,18 +126,24 @@ export interface PageBounds {
   readonly limit?: number;
 }
 
+/** What a page read of the log got: how many rows, and the cursor of the last one (undefined: none). */
+export interface PageRead {
+  readonly rows: number;
+  readonly last: number | undefined;
+}
+
 /**
- * After reading a page of rows (`cursor > after`, in cursor order, `rows.length` of them): the cursors its events
- * may be handed out for, and the further rows a read must add to hold every token in them: a row stored beyond the
- * page may hold tokens within it (rows of concurrent runs overlap, by less than `coalesceSpan`). Undefined `extra`:
- * nothing to add.
+ * After reading a page of rows (`cursor > after`, in cursor order): the cursors its events may be handed out for,
+ * and the further rows a read must add to hold every event in them: a row stored beyond the page may hold tokens or
+ * packed events within it (rows of concurrent runs and sessions overlap, by less than `coalesceSpan`). Undefined
+ * `extra`: nothing to add.
  */
 export function pageCoverage(
   bounds: PageBounds,
-  rows: readonly RuntimeEvent[],
+  read: PageRead,
 ): { readonly until: number; readonly extra?: { readonly after: number; readonly until: number } } {
-  const full = bounds.limit !== undefined && rows.length >= bounds.limit;
-  const lastRow = rows.at(-1)?.cursor ?? bounds.after;
+  const full = bounds.limit !== undefined && read.rows >= bounds.limit;
+  const lastRow = read.last ?? bounds.after;
   const until = Math.min(full ? lastRow : Infinity, bounds.until ?? Infinity);
   // A short page read every row past `after`: nothing beyond it is missing.
   if (!full || until + coalesceSpan <= lastRow) return { until };

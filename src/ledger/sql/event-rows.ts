@@ -1,5 +1,7 @@
 import type { RuntimeError } from '../../core/index.js';
 import { eventTypes, runtimeEventSchema, type EventOf, type RuntimeEvent } from '../../core/index.js';
+import { packType, unpackRow, type PackedRow } from './event-packs.js';
+import type { CorruptRowLog } from './corrupt-rows.js';
 import { corrupt, optional, type EventRow } from './rows.js';
 
 const knownEventTypes = new Set<string>(eventTypes);
@@ -19,6 +21,13 @@ function eventOf(row: EventRow): RuntimeEvent | string {
   } catch {
     return 'body is not valid JSON';
   }
+  return parsedEventOf({ ...row, body });
+}
+
+/** What is wrong with a row's event (its body parsed, or taken from a pack), or the event itself. */
+function parsedEventOf(row: PackedRow): RuntimeEvent | string {
+  if (!knownEventTypes.has(row.type)) return `unknown type "${row.type}"`;
+  const { body } = row;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body is not an object';
   const payload = body as Record<string, unknown>;
   const repeated = envelopeKeys.find((key) => key in payload);
@@ -48,7 +57,22 @@ function eventOf(row: EventRow): RuntimeEvent | string {
  * `ledger.corrupt` event in its place, with the same cursor, seq and session, so a replay goes on past it.
  */
 export function readEventRow(row: EventRow): ReadEvent {
-  const result = eventOf(row);
+  return readResult(row, eventOf(row));
+}
+
+/**
+ * Read an event row as the events it stores: one, or a pack's (event-packs.ts), each invalid one as a
+ * `ledger.corrupt` event in its place; a pack that cannot be read at all is one marker at the row's cursor.
+ */
+export function readEventRows(row: EventRow): ReadEvent[] {
+  if (row.type !== packType) return [readEventRow(row)];
+  const packed = unpackRow(row);
+  if (typeof packed === 'string') return [readResult(row, packed)];
+  return packed.map((entry) => readResult(entry, parsedEventOf(entry)));
+}
+
+/** The event read from `row`, or the marker standing in for it with the problem. */
+function readResult(row: Omit<EventRow, 'body'>, result: RuntimeEvent | string): ReadEvent {
   if (typeof result !== 'string') return { event: result };
   const name = `cursor ${row.cursor}`;
   return {
@@ -65,4 +89,16 @@ export function readEventRow(row: EventRow): ReadEvent {
     },
     problem: corrupt('events', name, result, row.session_key),
   };
+}
+
+/** The events of rows read from the log, in the rows' order, each corrupt one reported to `corruptRows`. */
+export function parseEventRows(rows: readonly EventRow[], corruptRows: CorruptRowLog): RuntimeEvent[] {
+  const events: RuntimeEvent[] = [];
+  for (const row of rows) {
+    for (const { event, problem } of readEventRows(row)) {
+      if (problem !== undefined) corruptRows.report(problem);
+      events.push(event);
+    }
+  }
+  return events;
 }

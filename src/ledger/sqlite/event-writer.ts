@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { RuntimeError, RuntimeEvent } from '../../core/index.js';
 import { createEventWriter, type EventWriter } from '../sql/batching-event-writer.js';
 import { createDeltaCoalescer } from '../sql/delta-coalescer.js';
-import { eventRow } from '../sql/params.js';
+import { eventRows } from '../sql/event-packs.js';
 
 /** The SQLite event log's writer (see batching-event-writer.ts). */
 export type SqliteEventWriter = EventWriter;
@@ -20,9 +20,10 @@ const rowsPerStatement = 32;
 const columns = ['cursor', 'session_key', 'seq', 'type', 'run_id', 'at', 'body'] as const;
 
 /**
- * The event rows of the open transaction, written together: an append only buffers its rows (its promise still
- * settles with the transaction's COMMIT), and `flush` inserts them with one statement per 32 rows, just before the
- * COMMIT and before any read of the file (so a read sees them). Eight events per message were eight INSERTs.
+ * The event rows of the open transaction, written together: an append only buffers its events (its promise still
+ * settles with the transaction's COMMIT), and `flush` inserts them, each session's packed (event-packs.ts), with one
+ * statement per 32 rows, just before the COMMIT and before any read of the file (so a read sees them). Eight events
+ * per message were eight INSERTs.
  */
 export interface EventRowBuffer {
   add(events: readonly RuntimeEvent[]): void;
@@ -44,20 +45,17 @@ export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
     }
     return statement;
   };
-  let pending: unknown[][] = [];
+  let pending: RuntimeEvent[] = [];
   // A flush that failed before a read: the batch's COMMIT must fail with it, or its writers would be told their
   // rows are durable.
   let failure: Error | undefined;
   return {
     add(events) {
-      for (const event of events) {
-        const row = eventRow(event);
-        pending.push(columns.map((column) => row[column]));
-      }
+      for (const event of events) pending.push(event);
     },
     flush() {
       if (failure !== undefined) throw failure;
-      const rows = pending;
+      const rows = eventRows(pending).map((row) => columns.map((column) => row[column]));
       pending = [];
       try {
         for (let start = 0; start < rows.length; start += rowsPerStatement) {

@@ -3,9 +3,10 @@ import { eventsWithin, pageCoverage } from '../sql/delta-rows.js';
 import type { EventQuery, EventStore } from '../contract/event-store.js';
 import type { SqliteAccess } from './access.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
-import { readEventRow } from '../sql/event-rows.js';
+import { parseEventRows, readEventRows } from '../sql/event-rows.js';
 import type { SqliteEventWriter } from './event-writer.js';
 import type { EventRow } from '../sql/rows.js';
+import { eventRows, packTimeSpan, packType } from '../sql/event-packs.js';
 
 function prepareEventStatements(db: SqliteAccess['db']) {
   const prepare = (sql: string) => db.prepare(sql);
@@ -14,13 +15,14 @@ function prepareEventStatements(db: SqliteAccess['db']) {
     readSessionEvents: prepare(
       'SELECT * FROM events WHERE session_key = ? AND cursor > ? ORDER BY cursor LIMIT ?',
     ),
-    // Rows stored beyond a page that may hold some of its tokens (see delta-rows.ts).
+    // Rows stored beyond a page that may hold some of its tokens or packed events (see delta-rows.ts).
     readDeltas: prepare(
-      "SELECT * FROM events WHERE cursor > ? AND cursor <= ? AND type = 'assistant.delta' ORDER BY cursor",
+      `SELECT * FROM events WHERE cursor > ? AND cursor <= ? AND type IN ('assistant.delta', '${packType}')
+       ORDER BY cursor`,
     ),
     readSessionDeltas: prepare(
-      `SELECT * FROM events WHERE session_key = ? AND cursor > ? AND cursor <= ? AND type = 'assistant.delta'
-       ORDER BY cursor`,
+      `SELECT * FROM events WHERE session_key = ? AND cursor > ? AND cursor <= ?
+         AND type IN ('assistant.delta', '${packType}') ORDER BY cursor`,
     ),
     maxCursor: prepare('SELECT max(cursor) AS cursor FROM events'),
     getMeta: prepare('SELECT value FROM meta WHERE key = ?'),
@@ -33,7 +35,42 @@ function prepareEventStatements(db: SqliteAccess['db']) {
        ON CONFLICT (session_key) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)`,
     ),
     pruneEvents: prepare('DELETE FROM events WHERE at < ?'),
+    // How many events the rows pruneEvents deletes hold (a pack's time is its newest event's: all of them go).
+    countPruned: prepare(
+      `SELECT coalesce(sum(CASE WHEN type = '${packType}' AND json_valid(body) THEN json_array_length(body) ELSE 1 END), 0)
+         AS count FROM events WHERE at < ?`,
+    ),
+    straddling: prepare(`SELECT * FROM events WHERE type = '${packType}' AND at >= ? AND at < ?`),
+    deleteRow: prepare('DELETE FROM events WHERE cursor = ?'),
+    insertRow: prepare(
+      'INSERT INTO events (cursor, session_key, seq, type, run_id, at, body) VALUES (@cursor, @session_key, @seq, @type, @run_id, @at, @body)',
+    ),
+    markSeq: prepare(
+      `INSERT INTO seq_marks (session_key, last_seq) VALUES (?, ?)
+       ON CONFLICT (session_key) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)`,
+    ),
   };
+}
+
+/**
+ * Prune the events older than `before` out of the packs that also hold newer ones: each such pack is rewritten with
+ * its newer events only (the seq of what went kept aside, as for whole rows). A pack that does not read back whole
+ * (a corrupt row) is left as it is. Resolves how many events went.
+ */
+function pruneStraddling(sql: ReturnType<typeof prepareEventStatements>, before: number): number {
+  let pruned = 0;
+  for (const row of sql.straddling.all(before, before + packTimeSpan) as EventRow[]) {
+    const read = readEventRows(row);
+    if (read.some(({ problem }) => problem !== undefined)) continue;
+    const events = read.map(({ event }) => event);
+    const gone = events.filter((event) => event.at < before);
+    if (gone.length === 0) continue;
+    sql.deleteRow.run(row.cursor);
+    for (const kept of eventRows(events.filter((event) => event.at >= before))) sql.insertRow.run(kept);
+    sql.markSeq.run(row.session_key, Math.max(...gone.map((event) => event.seq)));
+    pruned += gone.length;
+  }
+  return pruned;
 }
 
 /**
@@ -46,23 +83,22 @@ export function createSqliteEvents(
   corruptRows: CorruptRowLog,
 ): EventStore {
   const sql = prepareEventStatements(db);
-  const parse = (rows: unknown[]): RuntimeEvent[] =>
-    (rows as EventRow[]).map((row) => {
-      const { event, problem } = readEventRow(row);
-      if (problem !== undefined) corruptRows.report(problem);
-      return event;
-    });
+  const parse = (rows: unknown[]): RuntimeEvent[] => parseEventRows(rows as EventRow[], corruptRows);
   const readPage = (query: EventQuery): RuntimeEvent[] => {
     const after = query.after ?? 0;
     const { sessionKey } = query;
-    const rows = parse(
+    const rows = (
       sessionKey === undefined
         ? sql.readEvents.all(after, query.limit ?? -1)
-        : sql.readSessionEvents.all(sessionKey, after, query.limit ?? -1),
+        : sql.readSessionEvents.all(sessionKey, after, query.limit ?? -1)
+    ) as EventRow[];
+    const events = parse(rows);
+    const { until, extra } = pageCoverage(
+      { ...query, after },
+      { rows: rows.length, last: rows.at(-1)?.cursor },
     );
-    const { until, extra } = pageCoverage({ ...query, after }, rows);
     if (extra !== undefined) {
-      rows.push(
+      events.push(
         ...parse(
           sessionKey === undefined
             ? sql.readDeltas.all(extra.after, extra.until)
@@ -70,7 +106,7 @@ export function createSqliteEvents(
         ),
       );
     }
-    return eventsWithin(rows, after, until);
+    return eventsWithin(events, { after, until, limit: query.limit });
   };
   const maxCursor = (): number => (sql.maxCursor.get() as { cursor: number | null }).cursor ?? 0;
   return {
@@ -86,7 +122,9 @@ export function createSqliteEvents(
         db.transaction(() => {
           sql.putMeta.run('last_cursor', String(Math.max(maxCursor(), writer.lastAppended())));
           sql.markSeqs.run(before);
-          return sql.pruneEvents.run(before).changes;
+          const { count } = sql.countPruned.get(before) as { count: number };
+          sql.pruneEvents.run(before);
+          return count + pruneStraddling(sql, before);
         })(),
       ),
   };

@@ -235,6 +235,12 @@ export const migrations: readonly string[] = [
   DROP INDEX turns_by_run;
   DROP INDEX inbox_by_message;
   `,
+  // Event packs (issue 27): one session's events of one transaction are stored as one row of type 'pack'
+  // (sql/event-packs.ts). No table changes, but a build before this one would read such a row as corrupt, so it
+  // must refuse the file (ledger_version), as it does any newer schema.
+  `
+  SELECT 1;
+  `,
 ];
 
 /** The schema version this build writes. */
