@@ -32,65 +32,68 @@ export const packTimeSpan = 1000;
 /** The parameters of one `events` row (an event's, or a pack's). */
 export type EventRowParams = Omit<ReturnType<typeof eventRow>, 'type'> & { readonly type: string };
 
-/** The pack row of `events` (two or more, one session, in cursor order). */
-function packRow(events: readonly RuntimeEvent[]): EventRowParams {
-  const last = events[events.length - 1] as RuntimeEvent;
-  const runId = last.runId ?? null;
-  const at = events.reduce((latest, event) => Math.max(latest, event.at), last.at);
-  const entries = events.map((event) => {
-    const row = eventRow(event);
-    const own = row.run_id === runId ? '' : `,${JSON.stringify(row.run_id)}`;
-    return `[${last.cursor - event.cursor},${last.seq - event.seq},${at - event.at},${JSON.stringify(row.type)},${row.body}${own}]`;
+/** The pack row of `rows` (two or more events' rows, one session, in cursor order). */
+function packRow(rows: readonly EventRowParams[]): EventRowParams {
+  const last = rows[rows.length - 1] as EventRowParams;
+  const at = rows.reduce((latest, row) => Math.max(latest, row.at), last.at);
+  const entries = rows.map((row) => {
+    const own = row.run_id === last.run_id ? '' : `,${JSON.stringify(row.run_id)}`;
+    return `[${last.cursor - row.cursor},${last.seq - row.seq},${at - row.at},${JSON.stringify(row.type)},${row.body}${own}]`;
   });
-  return { ...eventRow(last), type: packType, at, body: `[${entries.join(',')}]` };
+  return { ...last, type: packType, at, body: `[${entries.join(',')}]` };
 }
 
 /**
- * The rows to write for `events` (one transaction's, in the order appended): each session's events other than
+ * The rows to write for one transaction's event rows (in the order appended): each session's events other than
  * token deltas packed, a pack closed at `packSize` events or before it would span `coalesceSpan` cursors or
  * `packTimeSpan` ms; a pack of one is an ordinary row.
  */
-export function eventRows(events: readonly RuntimeEvent[]): EventRowParams[] {
-  const rows: EventRowParams[] = [];
+export function packEventRows(rows: readonly EventRowParams[]): EventRowParams[] {
+  const packed: EventRowParams[] = [];
   const open = new Map<string, OpenPack>();
-  const close = (events: readonly RuntimeEvent[]): void => {
-    rows.push(events.length === 1 ? eventRow(events[0] as RuntimeEvent) : packRow(events));
+  const close = (pack: OpenPack): void => {
+    packed.push(pack.rows.length === 1 ? (pack.rows[0] as EventRowParams) : packRow(pack.rows));
   };
-  for (const event of events) {
-    if (event.type === 'assistant.delta') {
-      rows.push(eventRow(event));
+  for (const row of rows) {
+    if (row.type === 'assistant.delta' || row.type === packType) {
+      packed.push(row);
       continue;
     }
-    const pack = open.get(event.sessionKey);
-    if (pack !== undefined && fits(pack, event)) {
-      pack.events.push(event);
-      pack.earliest = Math.min(pack.earliest, event.at);
-      pack.latest = Math.max(pack.latest, event.at);
+    const pack = open.get(row.session_key);
+    if (pack !== undefined && fits(pack, row)) {
+      pack.rows.push(row);
+      pack.earliest = Math.min(pack.earliest, row.at);
+      pack.latest = Math.max(pack.latest, row.at);
       continue;
     }
-    if (pack !== undefined) close(pack.events);
-    open.set(event.sessionKey, { events: [event], earliest: event.at, latest: event.at });
+    if (pack !== undefined) close(pack);
+    open.set(row.session_key, { rows: [row], earliest: row.at, latest: row.at });
   }
-  for (const pack of open.values()) close(pack.events);
-  return rows;
+  for (const pack of open.values()) close(pack);
+  return packed;
 }
 
-/** A pack being gathered: its events and the span of their times. */
+/** The rows to write for one transaction's events (see `packEventRows`). */
+export function eventRows(events: readonly RuntimeEvent[]): EventRowParams[] {
+  return packEventRows(events.map(eventRow));
+}
+
+/** A pack being gathered: its events' rows and the span of their times. */
 interface OpenPack {
-  readonly events: RuntimeEvent[];
+  readonly rows: EventRowParams[];
   earliest: number;
   latest: number;
 }
 
-/** Whether `event` may join `pack`: room left, after its last event, within the cursor and time spans. */
-function fits(pack: OpenPack, event: RuntimeEvent): boolean {
-  const { events } = pack;
-  const first = events[0] as RuntimeEvent;
+/** Whether `row` may join `pack`: room left, after its last event, within the cursor and time spans. */
+function fits(pack: OpenPack, row: EventRowParams): boolean {
+  const { rows } = pack;
+  const first = rows[0] as EventRowParams;
   return (
-    events.length < packSize &&
-    event.cursor > (events[events.length - 1] as RuntimeEvent).cursor &&
-    event.cursor - first.cursor < coalesceSpan &&
-    Math.max(pack.latest, event.at) - Math.min(pack.earliest, event.at) <= packTimeSpan
+    rows.length < packSize &&
+    row.cursor > (rows[rows.length - 1] as EventRowParams).cursor &&
+    row.cursor - first.cursor < coalesceSpan &&
+    Math.max(pack.latest, row.at) - Math.min(pack.earliest, row.at) <= packTimeSpan
   );
 }
 
@@ -145,4 +148,15 @@ export function unpackRow(row: EventRow): PackedRow[] | string {
   if ((rows[rows.length - 1] as PackedRow).cursor !== row.cursor)
     return 'pack: its last entry is not the row';
   return rows;
+}
+
+/** How many events a row deleted from the log held: a pack's entries (a pack that is not a list counts as one). */
+export function eventsInRow(type: string, body: string | null): number {
+  if (type !== packType || body === null) return 1;
+  try {
+    const entries: unknown = JSON.parse(body);
+    return Array.isArray(entries) && entries.length > 0 ? entries.length : 1;
+  } catch {
+    return 1;
+  }
 }

@@ -1,6 +1,6 @@
 import type { RuntimeError } from '../../core/index.js';
 import { eventTypes, runtimeEventSchema, type EventOf, type RuntimeEvent } from '../../core/index.js';
-import { packType, unpackRow, type PackedRow } from './event-packs.js';
+import { eventRows, packType, unpackRow, type EventRowParams, type PackedRow } from './event-packs.js';
 import type { CorruptRowLog } from './corrupt-rows.js';
 import { corrupt, optional, type EventRow } from './rows.js';
 
@@ -101,4 +101,30 @@ export function parseEventRows(rows: readonly EventRow[], corruptRows: CorruptRo
     }
   }
   return events;
+}
+
+/** What pruning events older than a bound leaves of a pack row that also holds newer ones. */
+export interface PrunedPack {
+  /** The rows of its newer events (one pack, or one ordinary row), to write in its place. */
+  readonly kept: EventRowParams[];
+  /** How many of its events go, and the highest seq among them (kept aside: a session's seq never goes down). */
+  readonly gone: number;
+  readonly goneSeq: number;
+}
+
+/**
+ * Prune the events older than `before` out of a pack row whose newest event is not: undefined when none of its
+ * events is older, or when the row does not read back whole (a corrupt row is left as it is).
+ */
+export function prunePack(row: EventRow, before: number): PrunedPack | undefined {
+  const read = readEventRows(row);
+  if (read.some(({ problem }) => problem !== undefined)) return undefined;
+  const events = read.map(({ event }) => event);
+  const gone = events.filter((event) => event.at < before);
+  if (gone.length === 0) return undefined;
+  return {
+    kept: eventRows(events.filter((event) => event.at >= before)),
+    gone: gone.length,
+    goneSeq: Math.max(...gone.map((event) => event.seq)),
+  };
 }

@@ -3,10 +3,10 @@ import { eventsWithin, pageCoverage } from '../sql/delta-rows.js';
 import type { EventQuery, EventStore } from '../contract/event-store.js';
 import type { SqliteAccess } from './access.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
-import { parseEventRows, readEventRows } from '../sql/event-rows.js';
+import { parseEventRows, prunePack } from '../sql/event-rows.js';
 import type { SqliteEventWriter } from './event-writer.js';
 import type { EventRow } from '../sql/rows.js';
-import { eventRows, packTimeSpan, packType } from '../sql/event-packs.js';
+import { packTimeSpan, packType } from '../sql/event-packs.js';
 
 function prepareEventStatements(db: SqliteAccess['db']) {
   const prepare = (sql: string) => db.prepare(sql);
@@ -60,15 +60,12 @@ function prepareEventStatements(db: SqliteAccess['db']) {
 function pruneStraddling(sql: ReturnType<typeof prepareEventStatements>, before: number): number {
   let pruned = 0;
   for (const row of sql.straddling.all(before, before + packTimeSpan) as EventRow[]) {
-    const read = readEventRows(row);
-    if (read.some(({ problem }) => problem !== undefined)) continue;
-    const events = read.map(({ event }) => event);
-    const gone = events.filter((event) => event.at < before);
-    if (gone.length === 0) continue;
+    const split = prunePack(row, before);
+    if (split === undefined) continue;
     sql.deleteRow.run(row.cursor);
-    for (const kept of eventRows(events.filter((event) => event.at >= before))) sql.insertRow.run(kept);
-    sql.markSeq.run(row.session_key, Math.max(...gone.map((event) => event.seq)));
-    pruned += gone.length;
+    for (const kept of split.kept) sql.insertRow.run(kept);
+    sql.markSeq.run(row.session_key, split.goneSeq);
+    pruned += split.gone;
   }
   return pruned;
 }
