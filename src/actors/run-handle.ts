@@ -77,23 +77,21 @@ function requestFor(sessionKey: string, run: ActiveRun, handle: RunHandle): RunR
 }
 
 /**
- * The port of `run`: its session's port, looked up one microtask after the start (a hydrating session that starts
- * a run is live by then) and kept, so the run's events go to that session even after a ledger fault stopped it;
- * its phase is kept on its handle.
+ * The port of `run`: its session's port, taken when the machine starts the run (the session is in the registry
+ * before its actor starts, a hydrating one too) and kept, so the run's events go to that session even after a
+ * ledger fault stopped it; its phase is kept on its handle.
  */
 function portFor(
   sessionKey: string,
   portOf: (sessionKey: string) => SessionPort,
   handle: RunHandle,
 ): RunPort {
-  let port: SessionPort | undefined;
-  const session = (): SessionPort => (port ??= portOf(sessionKey));
-  queueMicrotask(session);
+  const session = portOf(sessionKey);
   return {
     key: sessionKey,
-    emit: (event) => session().emit(event),
-    durable: () => session().durable?.() ?? Promise.resolve(),
-    delivered: () => session().delivered?.() ?? Promise.resolve(),
+    emit: (event) => session.emit(event),
+    durable: () => session.durable?.() ?? Promise.resolve(),
+    delivered: () => session.delivered?.() ?? Promise.resolve(),
     setPhase: (phase) => {
       handle.phase = phase;
     },
