@@ -1,8 +1,15 @@
 import type { Clock } from '../core/index.js';
 import { runAbortReason, type AbortStatus } from '../runner/index.js';
 import type { RunPhase } from '../runner/index.js';
-import type { ExecuteRun, RunPort, RunRequest, SessionPort } from '../runner/index.js';
-import { isRunPaused, type RunResult } from '../runner/index.js';
+import type {
+  ExecuteRun,
+  ExecutedRun,
+  RunPort,
+  RunRequest,
+  RunSummary,
+  SessionPort,
+} from '../runner/index.js';
+import { isRunEnding, isRunPaused, isRunPausing, type RunResult } from '../runner/index.js';
 import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/index.js';
 import type { ActiveRun, SessionEvent } from './session-context.js';
 
@@ -37,8 +44,20 @@ export interface RunReport {
   readonly send: (event: SessionEvent) => void;
   /** False once the session actor was stopped (nothing is sent to it then). */
   readonly active: () => boolean;
-  /** Told once the report was handed over (or could not be): the events announcing it may go out. */
+  /** Told once the report was handed over (or could not be). */
   readonly reported: (reported: RunReported) => void;
+}
+
+/**
+ * The writes of the ends and pauses the machines adopted, by the result adopted: each resolves with what the ledger
+ * holds (the end a failed commit was rewritten as), once the events announcing it were delivered. `waitForEnd()`
+ * answers with it. Kept beside the result, not in the machine's context (a promise is no snapshot data).
+ */
+const writes = new WeakMap<RunResult, Promise<RunResult>>();
+
+/** The write of an end or pause a machine adopted, while it is known (undefined: nothing of it is being written). */
+export function writeOf(result: RunResult): Promise<RunResult> | undefined {
+  return writes.get(result);
 }
 
 /** Abort the handle's run unless it is already aborted. */
@@ -58,25 +77,56 @@ function requestFor(sessionKey: string, run: ActiveRun, handle: RunHandle): RunR
 }
 
 /**
- * The port of `run`: its session's port, looked up one microtask after the start (a hydrating session that starts
- * a run is live by then) and kept, so the run's events go to that session even after a ledger fault stopped it;
- * its phase is kept on its handle.
+ * The port of `run`: its session's port, taken when the machine starts the run (the session is in the registry
+ * before its actor starts, a hydrating one too) and kept, so the run's events go to that session even after a
+ * ledger fault stopped it; its phase is kept on its handle.
  */
 function portFor(
   sessionKey: string,
   portOf: (sessionKey: string) => SessionPort,
   handle: RunHandle,
 ): RunPort {
-  let port: SessionPort | undefined;
-  const session = (): SessionPort => (port ??= portOf(sessionKey));
-  queueMicrotask(session);
+  const session = portOf(sessionKey);
   return {
     key: sessionKey,
-    emit: (event) => session().emit(event),
-    durable: () => session().durable?.() ?? Promise.resolve(),
+    emit: (event) => session.emit(event),
+    durable: () => session.durable?.() ?? Promise.resolve(),
+    delivered: () => session.delivered?.() ?? Promise.resolve(),
     setPhase: (phase) => {
       handle.phase = phase;
     },
+  };
+}
+
+/**
+ * The session event that reports `executed`, its end or pause written first in the same synchronous stretch: the
+ * caller sends the event at once, so the machine adopts the outcome before anything reacts to its writes (the bus
+ * delivers its events once durable, and a subscriber acts on them after this stretch).
+ */
+function reportOf(
+  executed: ExecutedRun,
+  unadmitted: SteerMessage[],
+  corrected: (summary: RunSummary) => void,
+): { readonly event: SessionEvent; readonly result: RunResult } {
+  if (isRunPausing(executed)) {
+    const { paused } = executed;
+    writes.set(
+      paused,
+      executed.record().then(() => paused),
+    );
+    return { event: { type: 'RUN.PAUSED', paused, unadmitted, at: paused.at }, result: paused };
+  }
+  if (isRunEnding(executed)) {
+    const { summary } = executed;
+    writes.set(summary, executed.close(corrected));
+    return { event: { type: 'RUN.DONE', summary, unadmitted, at: summary.endedAt }, result: summary };
+  }
+  if (isRunPaused(executed)) {
+    return { event: { type: 'RUN.PAUSED', paused: executed, unadmitted, at: executed.at }, result: executed };
+  }
+  return {
+    event: { type: 'RUN.DONE', summary: executed, unadmitted, at: executed.endedAt },
+    result: executed,
   };
 }
 
@@ -107,13 +157,15 @@ export function startRun(
     if (adopted) report.send(event);
     report.reported({ ...(result === undefined ? {} : { result }), adopted });
   };
+  // A failed commit's rewrite reaches the machine as a correction of the end it adopted (RUN.CORRECTED).
+  const corrected = (summary: RunSummary): void => {
+    if (report.active()) report.send({ type: 'RUN.CORRECTED', summary });
+  };
   const { executeRun, portOf } = executor;
   executeRun(requestFor(sessionKey, run, handle), portFor(sessionKey, portOf, handle)).then(
-    (result) => {
-      const unadmitted: SteerMessage[] = handle.steering.take();
-      if (isRunPaused(result))
-        send({ type: 'RUN.PAUSED', paused: result, unadmitted, at: result.at }, result);
-      else send({ type: 'RUN.DONE', summary: result, unadmitted, at: result.endedAt }, result);
+    (executed) => {
+      const { event, result } = reportOf(executed, handle.steering.take(), corrected);
+      send(event, result);
     },
     () => send({ type: 'RUN.NOT_STARTED', at: clock.now() }),
   );

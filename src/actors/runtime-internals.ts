@@ -166,7 +166,6 @@ export interface OpenedSessions {
 
 /** What opening the sessions needs besides the configuration and the run services. */
 export interface SessionParts {
-  readonly bus: EventBus;
   /** The runtime's internals, wired once the registry exists (the machine's callbacks read them later). */
   readonly internals: LateBound<RuntimeInternals>;
   readonly isClosing: () => boolean;
@@ -191,7 +190,7 @@ export function openSessions(
   parts: SessionParts,
 ): OpenedSessions {
   const { clock, limits } = config;
-  const { bus, internals } = parts;
+  const { internals } = parts;
   const sweeper = createIdleSweeper({
     clock,
     idleMs: config.sessions.hibernateAfterMs,
@@ -211,8 +210,6 @@ export function openSessions(
     ),
     portOf: (sessionKey) => services.sessionPort(sessionKey),
     onIdle: (sessionKey) => sweeper.markIdle(sessionKey),
-    // The machine took the run's end or pause in (or is gone): the events announcing it go out now.
-    onRunReported: (sessionKey) => bus.adopted(sessionKey),
     pauseTimeoutMs: limits.pauseTimeoutMs,
     endPlan: (sessionKey, runId, status, reason) => {
       endPlanOf(internals.get(), { sessionKey, runId, status, reason }).catch(services.onError);

@@ -256,6 +256,8 @@ export type SessionEvent =
   | { type: 'CONFIGURE'; override: QueueSettingsInput }
   | { type: 'CONFIGURE_TOOLS'; layer: unknown }
   | { type: 'RUN.DONE'; summary: RunSummary; unadmitted: readonly SteerMessage[]; at: number }
+  /** The end a run's close wrote instead of the one adopted (a failed commit rewritten `failed`, or `crashed`). */
+  | { type: 'RUN.CORRECTED'; summary: RunSummary }
   | { type: 'RUN.PAUSED'; paused: RunPaused; unadmitted: readonly SteerMessage[]; at: number }
   | DecideEvent
   | { type: 'RUN.NOT_STARTED'; at: number }

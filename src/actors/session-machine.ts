@@ -58,9 +58,9 @@ export interface SessionMachineDeps {
   /**
    * Called once a run's end or pause (`result`) or its failure to start (no result) was handed to the session's
    * actor, after the actor took it in (`adopted`: its snapshot already shows the run ended or paused), or found the
-   * actor stopped (`adopted` false). The events announcing it may go out now (the event bus holds them until then).
+   * actor stopped (`adopted` false). The end or pause was written in the same stretch, just before. @default none
    */
-  readonly onRunReported: (sessionKey: string, report: RunReported) => void;
+  readonly onRunReported?: (sessionKey: string, report: RunReported) => void;
   /** How long a paused run waits before it continues without the missing decisions and results. */
   readonly pauseTimeoutMs: number;
   /** End a plan run the session holds: abort it when it runs, close it when it is paused. */
@@ -157,7 +157,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         const report = {
           send: (event: SessionEvent) => self.send(event),
           active: () => isActive(self),
-          reported: (reported: RunReported) => deps.onRunReported(sessionKey, reported),
+          reported: (reported: RunReported) => deps.onRunReported?.(sessionKey, reported),
         };
         startRun(deps, clock, sessionKey, run, report);
       },
@@ -206,6 +206,11 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         const returned = event.unadmitted.map(unadmittedItem(event.at));
         return withoutLastEnd(pauseRun(context, event.paused, returned, event.at + deps.pauseTimeoutMs));
       }),
+      correctEnd: assign(({ context, event }) =>
+        event.type === 'RUN.CORRECTED' && context.lastEnd?.runId === event.summary.runId
+          ? withLastEnd(context, event.summary)
+          : context,
+      ),
       continueRun: assign(({ context }) => continueRun(context)),
       awaitToolResults: assign(({ context }) => awaitToolResults(context)),
       planChanged: assign(({ context, event }) => applyPlanEvent(context, event)),
@@ -260,6 +265,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       'PLAN.HELD': { actions: 'planChanged' },
       'PLAN.PAUSED': { actions: ['planChanged', 'settled'] },
       'PLAN.ENDED': { actions: ['planChanged', 'settled'] },
+      // The close of the run it adopted wrote another end (run-handle.ts): the last end is the one the ledger holds.
+      'RUN.CORRECTED': { actions: 'correctEnd' },
     },
     states: {
       idle: {

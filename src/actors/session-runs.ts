@@ -22,6 +22,7 @@ import {
 import { isRunActive } from '../policies/index.js';
 import { type RuntimeInternals, sessionControlOf, sessionScopeOf } from './runtime-internals.js';
 import { activityOf, stateOf, type SessionState } from './session-machine.js';
+import { writeOf } from './run-handle.js';
 import { z } from 'zod';
 import {
   buildPlanGraph,
@@ -101,9 +102,25 @@ function answerOf(result: RunResult): WaitResult {
 const seenEnds = new WeakSet<RunResult>();
 
 /**
+ * The answer for a pause or end the machine adopted, once what the ledger holds of it is known: an agent run's end
+ * or pause is written where the machine adopts it (run-handle.ts, `writeOf`), and answered with what that write
+ * left in the ledger (a failed commit's rewrite) once its events were delivered. A plan run's pause or end was
+ * recorded by the plan before it reached the machine: answered once the events emitted up to now were delivered.
+ */
+function answerWhenWritten(internals: RuntimeInternals, result: RunResult): Promise<WaitResult> {
+  const write = writeOf(result);
+  if (write === undefined) {
+    return internals.bus.deliveredThrough(internals.bus.cursor).then(() => answerOf(result));
+  }
+  return write.then((written) => {
+    seenEnds.add(written);
+    return answerOf(written);
+  });
+}
+
+/**
  * Wait for the machine's next `run.settled` (a run's or a plan run's pause or end). The end is seen at once (the
- * next `waitForEnd()` does not answer it again); the answer comes once the events emitted up to then (those
- * announcing it among them) were delivered to the subscribers.
+ * next `waitForEnd()` does not answer it again); the answer comes once it is written (`answerWhenWritten`).
  */
 function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
   const { clock } = internals.services;
@@ -112,9 +129,7 @@ function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: nu
       subscription.unsubscribe();
       clock.clearTimeout(timer);
       seenEnds.add(result);
-      // The events announcing it go out once the run's report reached the machine (after this, in the same step):
-      // answer once they were delivered, so a subscriber has them before the caller acts on the answer.
-      void internals.bus.deliveredThrough(internals.bus.cursor).then(() => resolve(answerOf(result)));
+      void answerWhenWritten(internals, result).then(resolve);
     });
     const timer = clock.setTimeout(() => {
       subscription.unsubscribe();
@@ -149,6 +164,9 @@ export function waitForRun(
     const ended = snapshot.context.lastEnd;
     if (ended === undefined || seenEnds.has(ended)) return Promise.resolve({ status: 'idle' });
     seenEnds.add(ended);
+    // Its close may still be committing: the answer is what the ledger holds once it did.
+    const write = writeOf(ended);
+    if (write !== undefined) return answerWhenWritten(internals, ended);
     return Promise.resolve({ status: 'ended', run: ended });
   }
   return waitOn(internals, session, timeoutMs);

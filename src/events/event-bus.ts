@@ -15,15 +15,10 @@ export type EventListener = (event: RuntimeEvent) => void;
 /** Stamps events (per-session `seq`, global `cursor`, `at`), records them, and fans them out once durable. */
 export interface EventBus {
   /**
-   * Stamp, record and (once durable) deliver an event. With `untilAdopted`, an event announcing a run's pause or
-   * end (see `outcomeTypes`) is also held until `adopted` is called for its session. With `unrecorded`, the event
-   * is delivered live in its turn without a ledger write (`ledger.unavailable`: the ledger cannot take it).
+   * Stamp, record and (once durable) deliver an event. With `unrecorded`, the event is delivered live in its turn
+   * without a ledger write (`ledger.unavailable`: the ledger cannot take it).
    */
-  emit(
-    session: SeqHolder,
-    input: EventInput,
-    options?: { readonly untilAdopted?: boolean; readonly unrecorded?: boolean },
-  ): RuntimeEvent;
+  emit(session: SeqHolder, input: EventInput, options?: { readonly unrecorded?: boolean }): RuntimeEvent;
   /** Listen to every event, or to one session's; returns the unsubscribe function. */
   subscribe(listener: EventListener, sessionKey?: string): () => void;
   /** Resolves once every event emitted so far is in the ledger and was delivered (or its write failed). */
@@ -38,11 +33,6 @@ export interface EventBus {
   seek(cursor: number): void;
   /** Resolves at the first `seek`: from then on `delivered` stands for the whole log. */
   readonly ready: Promise<void>;
-  /**
-   * The session's machine adopted its run's pause or end: deliver the events that announce it (held until now,
-   * so a subscriber acting on them finds `approve`, `status()` and `waitForEnd()` already agreeing).
-   */
-  adopted(sessionKey: string): void;
   /** Reserve a durable consumer's name (one iterator per name at a time); undefined when it is taken. */
   claimConsumer(key: string): (() => void) | undefined;
 }
@@ -51,22 +41,7 @@ export interface EventBus {
 interface Outgoing {
   readonly event: RuntimeEvent;
   state: 'writing' | 'durable' | 'failed';
-  /** Waits for the session machine to adopt what the event announces (see `outcomeTypes`). */
-  held: boolean;
 }
-
-/**
- * Events a run emits before the session machine learns the run's outcome. Emitted `untilAdopted`, they are held
- * until `adopted`: the run's report reached its session's actor (which took it in, or was stopped), which every run
- * the machine starts makes when its promise settles (actors/run-handle.ts), so no run holds the bus past its end.
- */
-const outcomeTypes: ReadonlySet<RuntimeEvent['type']> = new Set([
-  'approval.requested',
-  'tool.in_doubt',
-  'tool.deferred',
-  'run.paused',
-  'run.ended',
-]);
 
 /** The live subscribers, to every event or to one session's. */
 class Listeners {
@@ -108,7 +83,7 @@ class Listeners {
   }
 }
 
-/** Emitted events not yet delivered, in cursor order: each goes to the listeners once written (and adopted). */
+/** Emitted events not yet delivered, in cursor order: each goes to the listeners once written. */
 class Outbox {
   /** The cursor of the last event delivered (or whose write failed). */
   delivered = 0;
@@ -128,19 +103,15 @@ class Outbox {
     return this.head >= this.outgoing.length;
   }
 
-  /** Queue `event`, write it to `ledger`, and deliver it once the write settled (and, when `held`, adopted). */
-  add(
-    event: RuntimeEvent,
-    held: boolean,
-    ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'> | undefined,
-  ): void {
-    if (!held && this.empty && (ledger === undefined || ledger.writesAreImmediate === true)) {
+  /** Queue `event`, write it to `ledger`, and deliver it once the write settled. */
+  add(event: RuntimeEvent, ledger: Pick<Ledger, 'appendEvents' | 'writesAreImmediate'> | undefined): void {
+    if (this.empty && (ledger === undefined || ledger.writesAreImmediate === true)) {
       // Nothing before it waits and its write is done when the call returns: delivered at once, unqueued.
       ledger?.appendEvents([event]).catch(this.onError);
       this.deliverNow(event);
       return;
     }
-    const entry: Outgoing = { event, state: 'writing', held };
+    const entry: Outgoing = { event, state: 'writing' };
     this.outgoing.push(entry);
     if (ledger === undefined) {
       this.settle(entry, 'durable');
@@ -174,19 +145,6 @@ class Outbox {
     return new Promise<void>((resolve) => this.deliveryWaiters.push({ cursor, resolve }));
   }
 
-  /** Stop holding the session's events that wait for adoption, and deliver what that frees. */
-  adopted(sessionKey: string): void {
-    let changed = false;
-    for (let index = this.head; index < this.outgoing.length; index++) {
-      const entry = this.outgoing[index] as Outgoing;
-      if (entry.held && entry.event.sessionKey === sessionKey) {
-        entry.held = false;
-        changed = true;
-      }
-    }
-    if (changed) this.release();
-  }
-
   /** Deliver an event nothing queued waits before (as `release` would, without queueing it). */
   private deliverNow(event: RuntimeEvent): void {
     this.delivered = event.cursor;
@@ -212,7 +170,7 @@ class Outbox {
   private release(): void {
     while (this.head < this.outgoing.length) {
       const next = this.outgoing[this.head] as Outgoing;
-      if (next.state === 'writing' || next.held) break;
+      if (next.state === 'writing') break;
       this.head++;
       this.delivered = next.event.cursor;
       if (next.state !== 'failed') this.listeners.deliver(next.event);
@@ -282,8 +240,7 @@ export function createEventBus(options: {
   return {
     emit(session, input, emitOptions) {
       const event = stamp(input, session.key, ++session.lastSeq, ++cursor, clock.now());
-      const held = emitOptions?.untilAdopted === true && outcomeTypes.has(event.type);
-      outbox.add(event, held, emitOptions?.unrecorded === true ? undefined : ledger);
+      outbox.add(event, emitOptions?.unrecorded === true ? undefined : ledger);
       return event;
     },
     subscribe: (listener, sessionKey) => listeners.subscribe(listener, sessionKey),
@@ -301,7 +258,6 @@ export function createEventBus(options: {
       started.resolve();
     },
     ready: started.promise,
-    adopted: (sessionKey) => outbox.adopted(sessionKey),
     claimConsumer(key) {
       if (consumers.has(key)) return undefined;
       consumers.add(key);

@@ -11,15 +11,16 @@ import {
   createDeferred,
 } from '../core/index.js';
 import type { LaneWaitInfo } from '../lanes/index.js';
-import type { RunJob, ExecuteRun, RunRequest, RunResult, RunSummary, RunPort } from './run-request.js';
+import type { RunJob, ExecuteRun, RunRequest, RunSummary, RunPort } from './run-request.js';
+import { isRunEnding, isRunPausing, type ExecutedRun, type RunEnding } from './run-request.js';
+import { commitRun, holdRunEnd, holdUntilWritten } from './run-end.js';
 import { type RunServices, type RunLease, writeInBackground } from './run-services.js';
 import { loadCrashResume } from './crash-resume.js';
 import { buildRunContext } from './run-context.js';
-import { isRunPause, type RunContext, type RunOutcome } from './run-context.js';
-import { cancelPause, loadResume, recordPause, settleBatch, type PauseDeps } from './run-pause.js';
+import { isRunPause, type RunContext } from './run-context.js';
+import { cancelPause, loadResume, pausingOf, settleBatch, type PauseDeps } from './run-pause.js';
 import { runTurnLoop } from './turn-loop.js';
 import type { ModelMessage } from '../providers/index.js';
-import { scrubErrorInfo } from './scrub-event.js';
 import { turnsToMessages } from './transcript.js';
 
 /**
@@ -66,15 +67,16 @@ function createAgentExecutor(services: RunServices): ExecuteRun {
 
 /**
  * Queue the run in the global lane (a subagent's run: the subagent lane). Aborted while still waiting there, the run never reached the model: it ends now, and the lane task that would have run it
- * returns at once when its turn comes (one listener per run, instead of wiring the signal through the lane).
+ * returns at once when its turn comes (one listener per run, instead of wiring the signal through the lane). A run
+ * holds its slot until its outcome is written (`holdUntilWritten`), so the next run starts after it ended.
  */
-function runInLanes(scope: RunScope): Promise<RunResult> {
+function runInLanes(scope: RunScope): Promise<ExecutedRun> {
   const { services, request, port } = scope;
   const { signal, run } = request;
   const provider = services.candidates[0].providerName;
   const onWaited = (info: LaneWaitInfo): void =>
     port.emit({ type: 'lane.waited', runId: run.runId, ...info });
-  return new Promise<RunResult>((resolve, reject) => {
+  return new Promise<ExecutedRun>((resolve, reject) => {
     let started = false;
     let settled = false;
     const settle = (finish: () => void): void => {
@@ -85,9 +87,15 @@ function runInLanes(scope: RunScope): Promise<RunResult> {
     signal.addEventListener('abort', () => !started && settle(() => resolve(endRunBeforeStart(scope))), {
       once: true,
     });
-    const task = (): Promise<RunResult | undefined> => {
+    const task = async (): Promise<ExecutedRun | undefined> => {
       started = true;
-      return signal.aborted ? Promise.resolve(undefined) : executeRunInLane(scope);
+      if (signal.aborted) return undefined;
+      const executed = await executeRunInLane(scope);
+      if (!isRunEnding(executed) && !isRunPausing(executed)) return executed;
+      const written = createDeferred<void>();
+      settle(() => resolve(holdUntilWritten(executed, written)));
+      await written.promise;
+      return executed;
     };
     // A subagent's run takes the subagent lane: its parent may hold a global slot while it waits for the child.
     const spawned = services.subagents.parentOf(request.sessionKey) !== undefined;
@@ -104,13 +112,13 @@ function runInLanes(scope: RunScope): Promise<RunResult> {
 /** A rejection handled where the promise is awaited later. */
 const ignore = (): undefined => undefined;
 
-/** Run the turn loop with a timer for the run timeout; the outcome is the run's end or its next pause. */
+/** Run the turn loop with a timer for the run timeout; the outcome is the run's end or its next pause, to write. */
 async function runSegment(
   scope: RunScope,
   runContext: RunContext,
   startedAt: number,
   lease: RunLease | undefined,
-): Promise<RunResult> {
+): Promise<ExecutedRun> {
   const { services, request } = scope;
   const { clock, limits } = services;
   const timer = clock.setTimeout(
@@ -119,7 +127,7 @@ async function runSegment(
   );
   try {
     const outcome = await runTurnLoop(runContext);
-    if (isRunPause(outcome)) return recordPause(scope.pause, request.sessionKey, request.run.runId, outcome);
+    if (isRunPause(outcome)) return pausingOf(scope.pause, request.sessionKey, request.run.runId, outcome);
     return await commitRun(scope, startedAt, outcome, lease);
   } finally {
     clock.clearTimeout(timer);
@@ -136,18 +144,21 @@ const nothingDone = {
 
 /**
  * Execute a run in its lanes' turn: a new run opens and runs; a paused one continues. While it runs it holds a lease
- * on the ledger's health: a write the ledger cannot take aborts it, and it then writes nothing more.
+ * on the ledger's health: a write the ledger cannot take aborts it, and it then writes nothing more. A run that
+ * returns its end to write keeps the lease until that end is written (`RunEnding.close` lets it go).
  */
-export async function executeRunInLane(scope: RunScope): Promise<RunResult> {
+export async function executeRunInLane(scope: RunScope): Promise<ExecutedRun> {
   const lease = scope.services.ledgerGuard?.enter(() =>
     scope.request.abort('aborted', 'the ledger cannot record the run'),
   );
+  let executed: ExecutedRun | undefined;
   try {
-    if (lease?.lost === true) return await holdRunEnd(scope, scope.services.clock.now(), nothingDone);
-    if (scope.request.run.resume !== undefined) return await continueRun(scope, lease);
-    return await startRun(scope, lease);
+    if (lease?.lost === true)
+      return (executed = await holdRunEnd(scope, scope.services.clock.now(), nothingDone));
+    if (scope.request.run.resume !== undefined) return (executed = await continueRun(scope, lease));
+    return (executed = await startRun(scope, lease));
   } finally {
-    lease?.exit();
+    if (executed === undefined || !isRunEnding(executed)) lease?.exit();
   }
 }
 
@@ -158,7 +169,7 @@ export async function executeRunInLane(scope: RunScope): Promise<RunResult> {
  * it, and its tools wait for the opening (`openedFirst`). A crash before that COMMIT leaves the run's messages
  * pending and no trace of the run: they run again. This saves a COMMIT the run would wait for.
  */
-async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
+async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<ExecutedRun> {
   const startedAt = scope.services.clock.now();
   const opened = openRunRecord(scope, startedAt);
   // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
@@ -176,7 +187,8 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<R
   }
   const running = inOrder ? openedFirst(scope, opened) : scope;
   // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
-  if ('error' in history) return commitRun(running, startedAt, { ...nothingDone, error: history.error });
+  if ('error' in history)
+    return commitRun(running, startedAt, { ...nothingDone, error: history.error }, lease);
   const counters = { turnIndex: 0, compensationSeq: 1 };
   // Awaited: the async function's promise then settles with the segment's outcome, not through a thenable job.
   return await runSegment(
@@ -205,7 +217,7 @@ function openedFirst(scope: RunScope, opened: Promise<void>): RunScope {
 }
 
 /** Continue a paused run: settle its batch (approved calls run now), then go on with the turn loop. */
-async function continueRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
+async function continueRun(scope: RunScope, lease: RunLease | undefined): Promise<ExecutedRun> {
   const { services, request } = scope;
   const { run } = request;
   // Still `running` in the ledger: a crash (or a worker's death) cut it, and recovery let it resume.
@@ -228,12 +240,13 @@ async function continueRun(scope: RunScope, lease: RunLease | undefined): Promis
  * Resume a run cut by a crash from its last durable boundary (`run.resumed` is out already, from recovery): the
  * turn loop goes on from its recorded turns, the cut batch settled first (calls in doubt pause the run again).
  */
-async function resumeCrashedRun(scope: RunScope, lease: RunLease | undefined): Promise<RunResult> {
+async function resumeCrashedRun(scope: RunScope, lease: RunLease | undefined): Promise<ExecutedRun> {
   const { services, request } = scope;
   const { run } = request;
   const loaded = await loadCrashResume(scope, run.runId);
   const { text, usage, cost } = loaded.resume;
-  if (loaded.answered) return commitRun(scope, run.startedAt, { status: 'completed', text, usage, cost });
+  if (loaded.answered)
+    return commitRun(scope, run.startedAt, { status: 'completed', text, usage, cost }, lease);
   const compensations = await services.ledger.listCompensations(run.runId);
   const counters = { turnIndex: loaded.turns, compensationSeq: compensations.length + 1 };
   const runContext = buildRunContext(scope, loaded.resume, counters, {
@@ -244,19 +257,24 @@ async function resumeCrashedRun(scope: RunScope, lease: RunLease | undefined): P
 }
 
 /** A run aborted before it reached the turn loop: a new run opens and ends; a paused one ends as it stood. */
-export async function endRunBeforeStart(scope: RunScope): Promise<RunSummary> {
+export async function endRunBeforeStart(scope: RunScope): Promise<RunSummary | RunEnding> {
   // Its session stopped for a ledger fault: the session is reconciled from the ledger, this writes nothing.
   const lease = scope.services.ledgerGuard?.enter(() => undefined);
+  let executed: RunSummary | RunEnding | undefined;
   try {
-    if (lease?.lost === true) return await holdRunEnd(scope, scope.services.clock.now(), nothingDone);
-    return await recordEndBeforeStart(scope);
+    if (lease?.lost === true)
+      return (executed = await holdRunEnd(scope, scope.services.clock.now(), nothingDone));
+    return (executed = await recordEndBeforeStart(scope, lease));
   } finally {
-    lease?.exit();
+    if (executed === undefined || !isRunEnding(executed)) lease?.exit();
   }
 }
 
-/** Record the end of a run aborted before it reached the turn loop. */
-async function recordEndBeforeStart(scope: RunScope): Promise<RunSummary> {
+/** The end of a run aborted before it reached the turn loop (a new one's opening is written now). */
+async function recordEndBeforeStart(
+  scope: RunScope,
+  lease: RunLease | undefined,
+): Promise<RunSummary | RunEnding> {
   const { services, request } = scope;
   const { run } = request;
   const error = toErrorInfo(abortReason(request.signal));
@@ -266,13 +284,13 @@ async function recordEndBeforeStart(scope: RunScope): Promise<RunSummary> {
     await cancelPause(scope.pause, run.runId);
     const usage = record?.usage ?? { inputTokens: 0, outputTokens: 0 };
     const progress = { text: record?.text ?? '', usage, cost: record?.cost ?? 0 };
-    return commitRun(scope, run.startedAt, { status, ...progress, error });
+    return commitRun(scope, run.startedAt, { status, ...progress, error }, lease);
   }
   const startedAt = services.clock.now();
   // Its failure is reported by openRunRecord; the commit below fails the same way and says so.
   openRunRecord(scope, startedAt).catch(() => undefined);
   const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
-  return commitRun(scope, startedAt, { status, ...nothing, error });
+  return commitRun(scope, startedAt, { status, ...nothing, error }, lease);
 }
 
 /** One run being executed: the shared services, the request, and its session's port taken at the start. */
@@ -295,6 +313,7 @@ export function openRunScope(services: RunServices, request: RunRequest, port: R
     write: (promise) => {
       promise.catch(services.onError);
     },
+    delivered: () => port.delivered?.() ?? settledWrite,
     historyTurns: services.limits.historyTurns,
   };
   return { services, request, port, pause, writes: createRunWrites() };
@@ -337,114 +356,6 @@ export function openRunRecord(scope: RunScope, startedAt: number): Promise<void>
   // Callers wait for both before any side effect; a failure (also reported above) stops the run there.
   if (isSettledWrite(opened) && isSettledWrite(consumed)) return opened;
   return Promise.all([opened, consumed]).then(() => undefined);
-}
-
-/** The closing stretch of a run: its row closed and `run.ended` emitted together (one group-commit transaction). */
-function writeRunEnd(
-  scope: RunScope,
-  startedAt: number,
-  outcome: RunOutcome,
-): { readonly summary: RunSummary; readonly committed: Promise<void> } {
-  const { services, request, port } = scope;
-  const { run } = request;
-  const endedAt = services.clock.now();
-  const error =
-    outcome.error === undefined ? {} : { error: scrubErrorInfo(outcome.error, services.profiles.scrub) };
-  const { status, text, usage, cost } = outcome;
-  // One synchronous stretch: group commit puts the run's row and its run.ended in one transaction, so a crash or
-  // a failed commit keeps neither (the bus delivers run.ended only once it is durable).
-  const committed = services.ledger.closeRun(run.runId, { status, endedAt, text, usage, cost, ...error });
-  port.emit({
-    type: 'run.ended',
-    runId: run.runId,
-    status,
-    text,
-    usage,
-    durationMs: endedAt - startedAt,
-    ...error,
-  });
-  const summary = {
-    runId: run.runId,
-    status,
-    text,
-    messageIds: run.messageIds,
-    startedAt,
-    endedAt,
-    ...error,
-  };
-  return { summary, committed };
-}
-
-/** The outcome of a run whose commit could not be written: `failed`, saying why. */
-function commitFailed(outcome: RunOutcome, what: string, cause: unknown): RunOutcome {
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  const message = `${what}: ${reason}`;
-  return { ...outcome, status: 'failed', error: { code: 'ledger_unavailable', message } };
-}
-
-/** True once the ledger faulted under the run (read afresh: it changes while the run awaits). */
-function isLost(lease: RunLease | undefined): boolean {
-  return lease?.lost === true;
-}
-
-/**
- * The end of a run the ledger failed under: nothing is written (a write now would fail and leave the run `running`
- * while its session looks idle). The run waits, its session's machine still running it, until the ledger heals; its session is
- * then reconciled from the ledger, which closes the run as a crash does, with the text that was recorded.
- */
-export async function holdRunEnd(
-  scope: RunScope,
-  startedAt: number,
-  outcome: RunOutcome,
-): Promise<RunSummary> {
-  const { services, request } = scope;
-  await services.ledgerGuard?.healed();
-  const error = { code: 'ledger_unavailable', message: 'the ledger could not record the run' } as const;
-  return {
-    runId: request.run.runId,
-    status: 'crashed',
-    text: outcome.text,
-    messageIds: request.run.messageIds,
-    startedAt,
-    endedAt: services.clock.now(),
-    error,
-  };
-}
-
-/**
- * Commit a run's end once its turns are durable: its status, final text, usage and cost with `run.ended`, in one
- * transaction (its error scrubbed of secrets). A run one of whose turns was not recorded ends `failed`; a commit
- * that fails is written again as `failed` (`ledger_unavailable`, saying why), and if that fails too the run stays
- * open in the ledger, to be closed `crashed` at the next start. Resolves with the summary the ledger holds. A run
- * whose `lease` was lost to a ledger fault writes nothing and waits for the ledger instead (`holdRunEnd`).
- */
-export async function commitRun(
-  scope: RunScope,
-  startedAt: number,
-  outcome: RunOutcome,
-  lease?: RunLease,
-): Promise<RunSummary> {
-  const { services } = scope;
-  const lost = await scope.writes.settled();
-  if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
-  const checked =
-    lost === undefined ? outcome : commitFailed(outcome, 'a turn of the run was not recorded', lost);
-  const first = writeRunEnd(scope, startedAt, checked);
-  try {
-    await first.committed;
-    return first.summary;
-  } catch (error) {
-    services.onError(error);
-    // The lease is lost by now when the commit failed because the ledger did (the guard saw the failure first).
-    if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
-    const second = writeRunEnd(
-      scope,
-      startedAt,
-      commitFailed(outcome, 'the run could not be committed', error),
-    );
-    second.committed.catch(services.onError);
-    return second.summary;
-  }
 }
 
 /**

@@ -46,6 +46,11 @@ export type {
 } from './run-services.js';
 export {
   isRunPaused,
+  isRunEnding,
+  isRunPausing,
+  type ExecutedRun,
+  type RunEnding,
+  type RunPausing,
   type PausedCallInfo,
   type RunPaused,
   type RunResult,

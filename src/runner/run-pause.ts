@@ -1,4 +1,4 @@
-import type { PausedCallInfo, RunPaused } from './run-request.js';
+import type { PausedCallInfo, RunPausing } from './run-request.js';
 import type { Clock, EventInput, PauseState } from '../core/index.js';
 import type { Ledger, ToolCallRecord, ApprovalDecision, ToolCallResult } from '../ledger/index.js';
 import type { ModelMessage } from '../providers/index.js';
@@ -17,6 +17,8 @@ export interface PauseDeps {
   readonly emit: (event: EventInput) => void;
   /** Issue a ledger write whose failure is reported in the background. */
   readonly write: (promise: Promise<void>) => void;
+  /** Resolves once every event emitted so far was delivered to the subscribers (or its write failed). */
+  readonly delivered: () => Promise<void>;
   readonly historyTurns: number;
 }
 
@@ -47,12 +49,35 @@ const missingResult: ToolResultDraft = {
 };
 
 /**
- * Record a pause: every call of the batch (results of those that ran, so they never run twice), the run's status
- * and progress, one `approval.requested` or `tool.deferred` per waiting call, then `run.paused`. One synchronous
- * stretch, so it commits as one.
+ * A run's pause, to be recorded where the session machine adopts it (`RunPausing`): what the machine adopts (why,
+ * the calls it waits for), and `record`, which writes every call of the batch (results of those that ran, so they
+ * never run twice), the run's status and progress, one `approval.requested` or `tool.deferred` per waiting call,
+ * then `run.paused`. One synchronous stretch, so it commits as one.
  */
-export function recordPause(deps: PauseDeps, sessionKey: string, runId: string, pause: RunPause): RunPaused {
+export function pausingOf(deps: PauseDeps, sessionKey: string, runId: string, pause: RunPause): RunPausing {
   const at = deps.clock.now();
+  const waiting: PausedCallInfo[] = [];
+  for (const entry of pause.calls) {
+    if (entry.kind === 'ran') continue;
+    const { id: toolCallId, name: tool } = entry.call;
+    const inDoubt = entry.kind === 'in_doubt';
+    const needs = entry.kind === 'deferred' ? 'deferred' : 'approval';
+    const position = entry.position;
+    waiting.push({ toolCallId, tool, needs, ...(inDoubt ? { inDoubt } : {}), turn: pause.turn, position });
+  }
+  return {
+    paused: { runId, state: pause.status, calls: waiting, at },
+    record: () => recordPause(deps, { sessionKey, runId, at }, pause),
+  };
+}
+
+/** Write a pause and emit its events (see `pausingOf`); resolves once the events were delivered. */
+function recordPause(
+  deps: PauseDeps,
+  where: { readonly sessionKey: string; readonly runId: string; readonly at: number },
+  pause: RunPause,
+): Promise<void> {
+  const { sessionKey, runId, at } = where;
   const records: ToolCallRecord[] = pause.calls.map((entry) => ({
     sessionKey,
     runId,
@@ -78,30 +103,18 @@ export function recordPause(deps: PauseDeps, sessionKey: string, runId: string, 
   deps.write(
     deps.ledger.setRunStatus(runId, pause.status, { text: pause.text, usage: pause.usage, cost: pause.cost }),
   );
-  const waiting: PausedCallInfo[] = [];
+  const waiting: string[] = [];
   for (const entry of pause.calls) {
     if (entry.kind === 'ran') continue;
     const { id: toolCallId, name: tool, args } = entry.call;
-    const inDoubt = entry.kind === 'in_doubt';
-    if (inDoubt) deps.emit({ type: 'tool.in_doubt', runId, toolCallId, tool, args, reason: inDoubtReason });
-    deps.emit({
-      type: entry.kind === 'deferred' ? 'tool.deferred' : 'approval.requested',
-      runId,
-      toolCallId,
-      tool,
-      args,
-    });
-    const needs = entry.kind === 'deferred' ? 'deferred' : 'approval';
-    const position = entry.position;
-    waiting.push({ toolCallId, tool, needs, ...(inDoubt ? { inDoubt } : {}), turn: pause.turn, position });
+    if (entry.kind === 'in_doubt')
+      deps.emit({ type: 'tool.in_doubt', runId, toolCallId, tool, args, reason: inDoubtReason });
+    const type = entry.kind === 'deferred' ? 'tool.deferred' : 'approval.requested';
+    deps.emit({ type, runId, toolCallId, tool, args });
+    waiting.push(toolCallId);
   }
-  deps.emit({
-    type: 'run.paused',
-    runId,
-    state: pause.status,
-    toolCallIds: waiting.map((call) => call.toolCallId),
-  });
-  return { runId, state: pause.status, calls: waiting, at };
+  deps.emit({ type: 'run.paused', runId, state: pause.status, toolCallIds: waiting });
+  return deps.delivered();
 }
 
 /** The batch that paused the run: the calls of its latest tool turn, by position. */

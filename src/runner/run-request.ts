@@ -48,10 +48,52 @@ export interface RunRequest {
 }
 
 /**
- * Executes a run; resolves with its summary once ended and recorded, or with the pause once recorded, or rejects
- * when it could not start (then its messages go back to the queue).
+ * Executes a run; resolves with its end or pause, not written yet (`RunEnding`, `RunPausing`: the session side
+ * writes it where its machine adopts it), or with a result that has nothing left to write (a plan run's or an undo's
+ * stop, a run whose ledger faulted), or rejects when it could not start (then its messages go back to the queue).
  */
-export type ExecuteRun = (request: RunRequest, port: RunPort) => Promise<RunResult>;
+export type ExecuteRun = (request: RunRequest, port: RunPort) => Promise<ExecutedRun>;
+
+/**
+ * A run's end, decided and not written yet. The session side writes it (`close`) in the synchronous stretch in which
+ * its machine adopts `summary`, so that when the bus delivers `run.ended` (once it is durable) the machine already
+ * shows the end.
+ */
+export interface RunEnding {
+  /** The end the machine adopts: what the ledger holds once `close` committed. */
+  readonly summary: RunSummary;
+  /**
+   * Write the end now, in this synchronous stretch: the run's row closed and `run.ended` emitted (one group-commit
+   * transaction). A commit that fails is written once more as `failed` (`ledger_unavailable`, saying why), and
+   * `corrected` is told that end in the stretch that writes it; a run whose ledger faulted writes nothing and is told
+   * its `crashed` end once the ledger healed. Resolves with the end the ledger holds, once its `run.ended` was
+   * delivered to the subscribers (or its write failed).
+   */
+  close(corrected: (summary: RunSummary) => void): Promise<RunSummary>;
+}
+
+/** A run's pause, decided and not written yet: the session side records it where its machine adopts `paused`. */
+export interface RunPausing {
+  readonly paused: RunPaused;
+  /**
+   * Record the pause now, in this synchronous stretch: its calls, the run's status and the events announcing it.
+   * Resolves once those events were delivered to the subscribers (or their writes failed).
+   */
+  record(): Promise<void>;
+}
+
+/** What executing a run resolves with: its end or pause to write, or a result with nothing left to write. */
+export type ExecutedRun = RunResult | RunEnding | RunPausing;
+
+/** True when the run's end is still to be written. */
+export function isRunEnding(executed: ExecutedRun): executed is RunEnding {
+  return 'close' in executed;
+}
+
+/** True when the run's pause is still to be recorded. */
+export function isRunPausing(executed: ExecutedRun): executed is RunPausing {
+  return 'record' in executed;
+}
 
 /** How a run ended, as `waitForEnd()` and `run.ended` report it. */
 export interface RunSummary {
@@ -96,7 +138,8 @@ export function isRunPaused(result: RunResult): result is RunPaused {
 
 /**
  * What a run needs of its live session, implemented above `runner/` (the runtime binds it to the session's
- * sequence counter): the run gets it once when it starts, so an event is not looked up per emit.
+ * sequence counter): the run gets it once when it starts, so an event is not looked up per emit. Its events are
+ * delivered once durable, in order; none is held back for the machine (the outcome is written where it adopts it).
  */
 export interface SessionPort {
   /** The session's key. */
@@ -105,6 +148,8 @@ export interface SessionPort {
   emit(event: EventInput): void;
   /** Resolves once every event emitted so far is recorded (a call's start is durable before it runs). */
   durable?(): Promise<void>;
+  /** Resolves once every event emitted so far was delivered to the subscribers (or its write failed). */
+  delivered?(): Promise<void>;
 }
 
 /**

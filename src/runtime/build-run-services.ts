@@ -42,8 +42,8 @@ function candidatesOf(config: RuntimeConfig): readonly [ModelCandidate, ...Model
 }
 
 /**
- * A session's port for one run: the bus bound to the live session's numbering, looked up once. A run's own
- * events that announce its pause or end wait until the machine adopted it.
+ * A session's port for one run: the bus bound to the live session's numbering, looked up once. Its events are
+ * delivered once durable; a run's pause or end is written where the session machine adopts it (actors/run-handle.ts).
  */
 function sessionPortOf(parts: RunServiceParts, sessionKey: string): SessionPort {
   const live = parts.live(sessionKey);
@@ -56,8 +56,9 @@ function sessionPortOf(parts: RunServiceParts, sessionKey: string): SessionPort 
   }
   return {
     key: sessionKey,
-    emit: (event) => parts.bus.emit(live, event, { untilAdopted: true }),
+    emit: (event) => parts.bus.emit(live, event),
     durable: () => parts.bus.flushed(),
+    delivered: () => parts.bus.deliveredThrough(parts.bus.cursor),
   };
 }
 

@@ -201,7 +201,6 @@ function wireSessions(config: RuntimeConfig, base: RuntimeBase, state: ClosingSt
   const { services, bus, profiles, report } = base;
   const isClosing = () => state.closing !== undefined;
   const { registry, sweeper } = openSessions(config, services, {
-    bus,
     internals: base.internals,
     isClosing,
     onCorrupt: report,

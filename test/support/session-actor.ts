@@ -7,13 +7,13 @@ import {
 } from '../../src/actors/session-machine.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { defaultQueueSettings } from '../../src/policies/queue-settings.js';
-import type { RunRequest, RunPort, RunResult } from '../../src/runner/run-request.js';
+import type { ExecutedRun, RunRequest, RunPort } from '../../src/runner/run-request.js';
 
-/** A run the bare session started: the test finishes it (its end or pause) by hand. */
+/** A run the bare session started: the test finishes it (its end or pause, written or still to write) by hand. */
 export interface StartedRun {
   readonly request: RunRequest;
   readonly port: RunPort;
-  readonly finish: (result: RunResult) => void;
+  readonly finish: (result: ExecutedRun) => void;
 }
 
 /**
@@ -27,7 +27,7 @@ export function bareSession(overrides: Partial<SessionMachineDeps> = {}) {
     clock,
     ids: sequentialIds(),
     executeRun: (request, port) =>
-      new Promise<RunResult>((resolve) => runs.push({ request, port, finish: resolve })),
+      new Promise<ExecutedRun>((resolve) => runs.push({ request, port, finish: resolve })),
     portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
     onRunReported: () => undefined,
