@@ -16,6 +16,9 @@ import type { EventRow } from './rows.js';
  * the event's cursor, seq and time as steps back from the row's, its type, its body as an ordinary row's, and its
  * run id only when it is not the row's (`null`: none). A pack spans fewer than `coalesceSpan` cursors, as a
  * coalesced delta row does, so a page read finds every row holding an event within it (delta-rows.ts).
+ *
+ * The SQLite ledger writes packs; both SQL ledgers read them. The Postgres ledger still writes one row per event
+ * (its writes are gathered as columns per transaction, and its cluster checks read rows by type).
  */
 export const packType = 'pack';
 
@@ -148,15 +151,4 @@ export function unpackRow(row: EventRow): PackedRow[] | string {
   if ((rows[rows.length - 1] as PackedRow).cursor !== row.cursor)
     return 'pack: its last entry is not the row';
   return rows;
-}
-
-/** How many events a row deleted from the log held: a pack's entries (a pack that is not a list counts as one). */
-export function eventsInRow(type: string, body: string | null): number {
-  if (type !== packType || body === null) return 1;
-  try {
-    const entries: unknown = JSON.parse(body);
-    return Array.isArray(entries) && entries.length > 0 ? entries.length : 1;
-  } catch {
-    return 1;
-  }
 }
