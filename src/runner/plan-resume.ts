@@ -201,37 +201,30 @@ export interface PlanTrace {
   readonly outcomes: Map<string, StepResult>;
   /** Steps that started (`tool.called`) with no outcome since and no operator's approval to run again: in doubt. */
   readonly started: Map<string, string>;
-  /** Steps whose approval was requested since they last started, and not answered: announced already. */
-  readonly announced: Set<string>;
 }
 
 /** Read a plan run's steps from its events: which ended (with what), and which started and never ended. */
 export function planTraceOf(events: readonly RuntimeEvent[], runId: string): PlanTrace {
   const outcomes = new Map<string, StepResult>();
   const started = new Map<string, string>();
-  const announced = new Set<string>();
   for (const event of events) {
     if (event.runId !== runId) continue;
     const metadata = { executionTime: 0, retries: 0, startedAt: event.at };
     if (event.type === 'tool.called' && event.stepId !== undefined) {
       started.set(event.stepId, event.tool);
       outcomes.delete(event.stepId);
-      announced.delete(event.stepId);
-    } else if (event.type === 'approval.requested' && event.stepId !== undefined) {
-      announced.add(event.stepId);
     } else if (event.type === 'tool.succeeded' && event.stepId !== undefined) {
       started.delete(event.stepId);
       outcomes.set(event.stepId, { stepId: event.stepId, success: true, data: event.output, metadata });
     } else if (event.type === 'tool.failed' && event.stepId !== undefined) {
       started.delete(event.stepId);
       outcomes.set(event.stepId, { stepId: event.stepId, success: false, error: event.error, metadata });
-    } else if (event.type === 'approval.resolved') {
-      announced.delete(event.toolCallId);
+    } else if (event.type === 'approval.resolved' && event.decision === 'approve') {
       // The operator answered the doubt: the step may run again.
-      if (event.decision === 'approve') started.delete(event.toolCallId);
+      started.delete(event.toolCallId);
     }
   }
-  return { outcomes, started, announced };
+  return { outcomes, started };
 }
 
 /**
@@ -284,8 +277,6 @@ async function runCut(scope: SessionScope, run: RunRecord, signal: AbortSignal):
     nextCompensation: compensations.length + 1,
     startedAt: run.startedAt,
     inDoubt: new Set(inDoubt),
-    // A crash after a resume announced its doubts and approvals, before the pause was recorded: not again.
-    announced: trace.announced,
   };
   return runPlanSegment(scope, segment, signal);
 }

@@ -42,11 +42,6 @@ export interface PlanSegment {
   readonly startedAt: number;
   /** Steps a crash cut while they ran: each waits for an operator (approve runs it again). @default none */
   readonly inDoubt?: ReadonlySet<string>;
-  /**
-   * Steps whose doubt or approval an earlier segment announced, still unanswered: they wait again without a second
-   * `tool.in_doubt` / `approval.requested` (a chat would show the operator the same question twice). @default none
-   */
-  readonly announced?: ReadonlySet<string>;
 }
 
 /** Why a plan step is in doubt. */
@@ -123,7 +118,6 @@ function executeSteps(
     ...(segment.inDoubt === undefined ? {} : { inDoubt: segment.inDoubt }),
     onAwaiting: (unit) => {
       sinks.awaitingTools.set(unit.id, unit.tool);
-      if (segment.announced?.has(unit.id) === true) return;
       if (segment.inDoubt?.has(unit.id) === true) {
         const { id: toolCallId, tool, args } = unit;
         scope.control.emit({
