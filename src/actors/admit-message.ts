@@ -29,7 +29,7 @@ import {
   type EventInput,
   type IdGenerator,
 } from '../core/index.js';
-import type { MessageAttachments, StoredParts } from './message-attachments.js';
+import type { MessageAttachments, StoredParts } from './inbound-message.js';
 
 /**
  * The sender fields of a queue item: id, name, and the role (the default role filled in once the application

@@ -19,7 +19,7 @@ export {
 } from './inbound-message.js';
 export { watchRuntimeLedger } from './ledger-health.js';
 export { sessionScopeOf } from './runtime-internals.js';
-export { createMessageAttachments } from './message-attachments.js';
+export { createMessageAttachments } from './inbound-message.js';
 export { openSessions } from './runtime-internals.js';
 export { approvePlan, executePlan, type ApprovePlanInput } from './session-runs.js';
 export { recoverAtStart } from './runtime-sessions.js';

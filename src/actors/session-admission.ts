@@ -19,7 +19,7 @@ import {
   enqueue,
 } from './session-context.js';
 import { continueRun, pausedPlanOf } from './session-pause.js';
-import { phaseOf } from './run-handle.js';
+import { phaseOf } from './session-runs.js';
 
 /** The ADMIT event: a message whose inbox record is durable. */
 export type AdmitEvent = Extract<SessionEvent, { type: 'ADMIT' }>;

@@ -1,7 +1,7 @@
 import { assign, enqueueActions, setup, type Actor, type SnapshotFrom } from 'xstate';
 import type { Clock, IdGenerator } from '../core/index.js';
 import type { AbortStatus, ExecuteRun, RunSummary, RunResult, SessionPort } from '../runner/index.js';
-import { abortRun, closeRun, startRun, steerRun, type RunReported } from './run-handle.js';
+import { abortRun, closeRun, startRun, steerRun, type RunReported } from './session-runs.js';
 import {
   beginWork,
   endRun,
@@ -142,7 +142,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       preview: enqueueActions(({ context, event, enqueue }, params: { place: SessionPlace }) => {
         if (event.type === 'ADMIT') enqueue.emit(previewOf(params.place, context, event));
       }),
-      // The run is a plain object the machine owns (run-handle.ts): entering `running` starts it, its end comes
+      // The run is a plain object the machine owns (session-runs.ts): entering `running` starts it, its end comes
       // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
       startRun: ({ context, self }) => {
         const run = context.run as ActiveRun;
@@ -265,7 +265,7 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       'PLAN.HELD': { actions: 'planChanged' },
       'PLAN.PAUSED': { actions: ['planChanged', 'settled'] },
       'PLAN.ENDED': { actions: ['planChanged', 'settled'] },
-      // The close of the run it adopted wrote another end (run-handle.ts): the last end is the one the ledger holds.
+      // The close of the run it adopted wrote another end (session-runs.ts): the last end is the one the ledger holds.
       'RUN.CORRECTED': { actions: 'correctEnd' },
     },
     states: {

@@ -8,7 +8,7 @@ import { scrubErrorInfo } from './scrub-event.js';
 
 /*
  * A run's end: what its close writes, handed back unwritten (`RunEnding`) so that the session side writes it where
- * its machine adopts it (actors/run-handle.ts), and the end of a run the ledger failed under, which writes nothing.
+ * its machine adopts it (actors/session-runs.ts), and the end of a run the ledger failed under, which writes nothing.
  */
 
 /** The end a run's close writes: its summary, and its error scrubbed of secrets. */

@@ -43,7 +43,7 @@ function candidatesOf(config: RuntimeConfig): readonly [ModelCandidate, ...Model
 
 /**
  * A session's port for one run: the bus bound to the live session's numbering, looked up once. Its events are
- * delivered once durable; a run's pause or end is written where the session machine adopts it (actors/run-handle.ts).
+ * delivered once durable; a run's pause or end is written where the session machine adopts it (actors/session-runs.ts).
  */
 function sessionPortOf(parts: RunServiceParts, sessionKey: string): SessionPort {
   const live = parts.live(sessionKey);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDeferred } from '../../src/core/deferred.js';
-import { writeOf } from '../../src/actors/run-handle.js';
+import { writeOf } from '../../src/actors/session-runs.js';
 import type { RunEnding, RunPausing, RunSummary } from '../../src/runner/run-request.js';
 import { admitMessage, bareSession } from '../support/session-actor.js';
 
