@@ -1,22 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRuntime, type RuntimeError, type RuntimeEvent } from 'agentlanes';
 import { scriptedModel } from 'agentlanes/testing';
 import { rawRows } from '../support/sqlite-statements.js';
+import { tempLedgerPath } from '../support/temp-ledger.js';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 
-const dirs: string[] = [];
-function tempPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentlanes-packs-'));
-  dirs.push(dir);
-  return join(dir, 'ledger.db');
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const tempPath = (): string => tempLedgerPath('packs');
 
 function event(
   cursor: number,
