@@ -199,8 +199,14 @@ async function take(pool: Pool): Promise<void> {
   try {
     while (pool.waiters.length > 0 && !pool.closed) {
       sameOwner(pool);
-      if (await takeOnce(pool)) continue;
-      await untilFreed(pool);
+      // Listening before the statement: a ring that comes while it runs (seats freed after it looked) is not lost.
+      const freed = watchFreed(pool);
+      try {
+        if (await takeOnce(pool)) continue;
+        await freed.wait();
+      } finally {
+        freed.stop();
+      }
     }
   } catch (error) {
     pool.deps.onError(error);
@@ -236,18 +242,32 @@ async function takeOnce(pool: Pool): Promise<boolean> {
   return numbers.length > 0;
 }
 
-/** Wait until seats were given back somewhere (a ring), or `pollMs`. */
-function untilFreed(pool: Pool): Promise<void> {
+/**
+ * Watch for seats given back somewhere (a ring) from now: `wait` resolves at once when one rang since, else at the
+ * next ring or after `pollMs`.
+ */
+function watchFreed(pool: Pool): { readonly wait: () => Promise<void>; readonly stop: () => void } {
   const { clock, doorbell, timing } = pool.deps;
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
-      off();
-      clock.clearTimeout(timer);
-      resolve();
-    };
-    const off = doorbell.on(pool.rings.freed, done);
-    const timer = clock.setTimeout(done, timing.pollMs);
+  let rung = false;
+  let wake: (() => void) | undefined;
+  let timer: TimerHandle;
+  const off = doorbell.on(pool.rings.freed, () => {
+    rung = true;
+    wake?.();
   });
+  return {
+    wait: () =>
+      rung
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            wake = resolve;
+            timer = clock.setTimeout(resolve, timing.pollMs);
+          }),
+    stop: () => {
+      off();
+      if (timer !== undefined) clock.clearTimeout(timer);
+    },
+  };
 }
 
 /** A seat for a run: an idle one held here at once, else in line for the next one this worker gets. */

@@ -2,17 +2,25 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeClock } from '../../src/core/fake-clock.js';
 import type { ClusterDatabase, ClusterQuery } from '../../src/cluster/cluster-db.js';
 import type { Doorbell } from '../../src/cluster/doorbell.js';
-import { createLaneSeats, type LaneSeats } from '../../src/cluster/lane-seats.js';
+import { createLaneSeats, seatRings, type LaneSeats } from '../../src/cluster/lane-seats.js';
+import { createDeferred } from '../../src/core/index.js';
 import { openTestCluster } from './cluster-database.js';
 
 const timing = { leaseMs: 10_000, renewMs: 3_000, pollMs: 500 };
 
-/** One worker's seats of lane `global`, with the statements it ran. */
-function worker(database: ClusterDatabase, doorbell: Doorbell, clock: FakeClock, id: string) {
+/** One worker's seats of lane `global`, with the statements it ran; `answered` may hold back a statement's answer. */
+function worker(
+  database: ClusterDatabase,
+  doorbell: Doorbell,
+  clock: FakeClock,
+  id: string,
+  answered: (text: string) => Promise<void> = () => Promise.resolve(),
+) {
   const texts: string[] = [];
   const query: ClusterQuery = async (text, values) => {
     const result = await database.query(text, values);
     texts.push(text);
+    await answered(text);
     return result as never;
   };
   const errors: unknown[] = [];
@@ -82,6 +90,29 @@ describe('createLaneSeats', () => {
     first();
     await waiting;
     expect(await holders()).toEqual({ worker_a: 1, worker_b: 1 });
+    await Promise.all([a.seats.close(), b.seats.close()]);
+  });
+
+  it('takes a seat given back while its own lease statement was answered late, without waiting for a poll', async () => {
+    const a = worker(database, doorbell, clock, 'worker_a');
+    const first = await a.seats.acquire();
+    await a.seats.acquire();
+    // worker_b's lease statement finds no free seat, and its answer comes only after worker_a gave one back and rang.
+    const freedRing = createDeferred<void>();
+    const offFreed = doorbell.on(seatRings('global').freed, () => freedRing.resolve());
+    let holdNext = true;
+    const b = worker(database, doorbell, clock, 'worker_b', async (text) => {
+      if (!holdNext || !text.includes('WITH free AS')) return;
+      holdNext = false;
+      await clock.advance(timing.renewMs);
+      first();
+      await freedRing.promise;
+    });
+    const release = await b.seats.acquire();
+    offFreed();
+    // No poll was needed (the fake clock stood still after the hold): the ring during the statement was heard.
+    expect(await holders()).toEqual({ worker_a: 1, worker_b: 1 });
+    release();
     await Promise.all([a.seats.close(), b.seats.close()]);
   });
 
