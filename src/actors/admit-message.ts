@@ -244,9 +244,11 @@ function announce(
   session: LiveSession,
   message: InboundMessage,
   decided: Decided,
-  outcome: { disposition: SendResult['disposition']; position: number | undefined; steeredInto?: string },
+  admitted: Admitted,
 ): void {
   const { messageId, settings, channel } = decided;
+  const { disposition, position, runId } = admitted;
+  const outcome = { disposition, position, steeredInto: admitted.kind === 'steer' ? runId : undefined };
   deps.emit(session, {
     type: 'message.received',
     messageId,
@@ -305,14 +307,16 @@ function admitResting(
   session: LiveSession,
   resting: SessionContext,
   admit: AdmitEvent,
+  announce: (admitted: Admitted) => void,
 ): Admitted {
   if (!(session instanceof RestingSession) || session.restingContext() !== resting)
-    return admitInto(session.actor, admit);
+    return admitInto(session.actor, admit, announce);
   // The run id is drawn only when the message starts a run (the same draw the machine's admit makes).
   let runId: string | undefined;
   const { outcome } = applyAdmission(resting, admit, 'idle', () => (runId ??= deps.ids('run')));
-  if (outcome.kind !== 'start' || runId === undefined) return admitInto(session.actor, admit);
+  if (outcome.kind !== 'start' || runId === undefined) return admitInto(session.actor, admit, announce);
   session.admitOnStart({ ...admit, runId });
+  announce(outcome);
   return outcome;
 }
 
@@ -352,15 +356,12 @@ async function admitNow(
     remember: message.id !== undefined,
     waitMs: deps.interruptWaitMs,
   };
+  const told = (admitted: Admitted): void => announce(deps, session, message, decided, admitted);
   const admitted =
-    resting === undefined ? admitInto(session.actor, admit) : admitResting(deps, session, resting, admit);
+    resting === undefined
+      ? admitInto(session.actor, admit, told)
+      : admitResting(deps, session, resting, admit, told);
   const { disposition, position, runId } = admitted;
-  const steeredInto = admitted.kind === 'steer' ? runId : undefined;
-  announce(deps, session, message, decided, {
-    disposition,
-    position,
-    ...(steeredInto === undefined ? {} : { steeredInto }),
-  });
   if (admitted.dropped !== undefined) await recordDrop(deps, session, admitted.dropped);
   return {
     messageId,

@@ -19,7 +19,7 @@ import {
   enqueue,
 } from './session-context.js';
 import { continueRun, pausedPlanOf } from './session-pause.js';
-import { phaseOf } from './session-runs.js';
+import { phaseOf, startingAfter } from './session-runs.js';
 
 /** The ADMIT event: a message whose inbox record is durable. */
 export type AdmitEvent = Extract<SessionEvent, { type: 'ADMIT' }>;
@@ -293,9 +293,19 @@ function previewPlaceOf(action: unknown): SessionPlace | undefined {
 
 /**
  * Send a durable message's ADMIT and take the outcome the machine emits for it (`message.admitted`); a drain that
- * took the message into a run in the same step (`run.taken`) makes it `started` in that run.
+ * took the message into a run in the same step (`run.taken`) makes it `started` in that run. `announce` tells the
+ * outcome before a run the message starts begins (its `message.received` comes before the run's `run.started`).
  */
-export function admitInto(actor: SessionActor, admit: AdmitEvent): Admitted {
+export function admitInto(
+  actor: SessionActor,
+  admit: AdmitEvent,
+  announce: (admitted: Admitted) => void = () => undefined,
+): Admitted {
+  return startingAfter(actor, () => admitStep(actor, admit), announce);
+}
+
+/** The ADMIT step of `admitInto`: send it and take its outcome from what the machine emits. */
+function admitStep(actor: SessionActor, admit: AdmitEvent): Admitted {
   const { messageId } = admit.item;
   let outcome: Admitted | undefined;
   const admitted = actor.on('message.admitted', (event) => {

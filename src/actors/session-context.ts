@@ -174,7 +174,16 @@ export interface RunSettled {
  * waiting call (DECIDE) answers it (`call.answered`) or is refused (`decision.refused`).
  */
 export type SessionEmitted =
-  RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken | CallAnswered | DecisionRefused;
+  RunSettled | MessageAdmitted | AdmissionPreviewed | RunTaken | CallAnswered | DecisionRefused | RunStarting;
+
+/**
+ * The machine entered `running`: `start` starts the run. XState hands emitted events to listeners once the step
+ * that emitted them is done, so the run starts on the snapshot that holds it (`createSessionActor` listens).
+ */
+export interface RunStarting {
+  readonly type: 'run.starting';
+  readonly start: () => void;
+}
 
 /** DECIDE answered a waiting call; `state` is the pause after it (absent: nothing waits, the run goes on). */
 export interface CallAnswered {

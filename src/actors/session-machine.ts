@@ -1,7 +1,15 @@
-import { assign, enqueueActions, setup, type Actor, type SnapshotFrom } from 'xstate';
+import {
+  assign,
+  createActor,
+  enqueueActions,
+  setup,
+  type Actor,
+  type ActorOptions,
+  type SnapshotFrom,
+} from 'xstate';
 import type { Clock, IdGenerator } from '../core/index.js';
 import type { AbortStatus, ExecuteRun, RunSummary, RunResult, SessionPort } from '../runner/index.js';
-import { abortRun, closeRun, startRun, steerRun, type RunReported } from './session-runs.js';
+import { abortRun, closeRun, startOrHold, startRun, steerRun, type RunReported } from './session-runs.js';
 import {
   beginWork,
   endRun,
@@ -144,7 +152,9 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       }),
       // The run is a plain object the machine owns (session-runs.ts): entering `running` starts it, its end comes
       // back as RUN.DONE / RUN.PAUSED / RUN.NOT_STARTED, and steering and aborts reach it directly.
-      startRun: ({ context, self }) => {
+      // The run starts once this step is done (`run.starting`, `createSessionActor`): what it reads of its session
+      // then sees the snapshot that holds it.
+      startRun: enqueueActions(({ context, self, enqueue }) => {
         const run = context.run as ActiveRun;
         // A paused plan an abort or an interrupting message ends is closed, not run: PLAN.ENDED says it is.
         const closing = run.kind === 'plan' ? run.resume?.abort : undefined;
@@ -159,8 +169,8 @@ export function createSessionMachine(deps: SessionMachineDeps) {
           active: () => isActive(self),
           reported: (reported: RunReported) => deps.onRunReported?.(sessionKey, reported),
         };
-        startRun(deps, clock, sessionKey, run, report);
-      },
+        enqueue.emit({ type: 'run.starting', start: () => startRun(deps, clock, sessionKey, run, report) });
+      }),
       steerRun: ({ context, event }) => {
         if (event.type !== 'ADMIT') return;
         steerRun(context.run, steerMessageOf(event.item));
@@ -368,6 +378,17 @@ const workEnd = { guard: 'workRun', target: 'idle', actions: 'endWork' } as cons
 export type SessionMachine = ReturnType<typeof createSessionMachine>;
 /** A running session actor. */
 export type SessionActor = Actor<SessionMachine>;
+
+/** A session's actor (not started): the runs its machine enters `running` for start from its `run.starting`. */
+export function createSessionActor(
+  machine: SessionMachine,
+  options: ActorOptions<SessionMachine> & { readonly input: SessionInput },
+): SessionActor {
+  const actor = createActor(machine, options);
+  actor.on('run.starting', ({ start }) => startOrHold(actor, start));
+  return actor;
+}
+
 /** A session actor's snapshot. */
 export type SessionSnapshot = SnapshotFrom<SessionMachine>;
 

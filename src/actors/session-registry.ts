@@ -1,6 +1,11 @@
 import { type Clock, RuntimeError, isRuntimeError, type TimerHandle } from '../core/index.js';
 import type { Ledger, RunRecord, SessionState, InboxRecord } from '../ledger/index.js';
-import { type SessionActor, type SessionMachine, stopSession } from './session-machine.js';
+import {
+  createSessionActor,
+  type SessionActor,
+  type SessionMachine,
+  stopSession,
+} from './session-machine.js';
 import {
   recordOf,
   settingsOf,
@@ -10,7 +15,7 @@ import {
   initialSessionContext,
   type QueuedMessage,
 } from './session-context.js';
-import { createActor, type Snapshot } from 'xstate';
+import type { Snapshot } from 'xstate';
 import { pausedPlanToRestore, type HydrateState } from './session-pause.js';
 import {
   loadSessionState,
@@ -229,8 +234,8 @@ function start(registry: RegistryState, key: string, state: HydrateState): LiveS
   const input = { sessionKey: key, settings };
   const create = (): SessionActor =>
     snapshot === undefined
-      ? createActor(machine, { input, clock })
-      : createActor(machine, { input, clock, snapshot });
+      ? createSessionActor(machine, { input, clock })
+      : createSessionActor(machine, { input, clock, snapshot });
   const epoch = (record?.epoch ?? 0) + 1;
   const lastSeq = Math.max(record?.lastSeq ?? 0, state.lastSeq);
   // A session at rest makes its actor when something needs it: a message is admitted on its context first.

@@ -199,6 +199,35 @@ export function startRun(
   );
 }
 
+/** The run starts an actor's steps made while `startingAfter` ran them, to start once it is done. */
+const heldStarts = new WeakMap<object, (() => void)[]>();
+
+/** Start a run the machine of `actor` entered `running` for, or hold it while `startingAfter` runs its steps. */
+export function startOrHold(actor: object, start: () => void): void {
+  const held = heldStarts.get(actor);
+  if (held === undefined) start();
+  else held.push(start);
+}
+
+/**
+ * Run `steps` (events sent to the actor), then `after` with their result, and only then start the runs the steps
+ * started: an admission announces its message before the run it starts announces itself. The runs start even
+ * when `steps` or `after` throw (the machine is in `running` either way).
+ */
+export function startingAfter<T>(actor: object, steps: () => T, after: (value: T) => void): T {
+  const held: (() => void)[] = [];
+  heldStarts.set(actor, held);
+  try {
+    const value = steps();
+    heldStarts.delete(actor);
+    after(value);
+    return value;
+  } finally {
+    heldStarts.delete(actor);
+    for (const start of held) start();
+  }
+}
+
 /**
  * Keep a handle for a run that is only being closed (a paused plan an abort ends): busy and not steerable until
  * its end is recorded, with nothing left to abort.

@@ -54,9 +54,6 @@ function runJob(jobFor: (request: RunRequest) => RunJob | undefined, request: Ru
 /** The executor of agent runs. */
 function createAgentExecutor(services: RunServices): ExecuteRun {
   return async (request, port) => {
-    // The machine starts a run from inside its step (xstate runs actions there): begin once that step is done, so
-    // what the run reads of its session (its port, its tools) sees the snapshot that holds the run.
-    await Promise.resolve();
     const scope = openRunScope(services, request, port);
     // A paused run aborted or interrupted meanwhile only ends; it needs no lane, and it ends even while closing.
     if (request.run.resume !== undefined && request.signal.aborted) return endRunBeforeStart(scope);

@@ -1,7 +1,11 @@
-import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import { describe, expect, it } from 'vitest';
-import { activityOf, createSessionMachine, type SessionActor } from '../../src/actors/session-machine.js';
+import {
+  activityOf,
+  createSessionActor,
+  createSessionMachine,
+  type SessionActor,
+} from '../../src/actors/session-machine.js';
 import {
   admitInto,
   previewAdmission,
@@ -38,7 +42,7 @@ function session() {
     pauseTimeoutMs: 60_000,
     endPlan: (_key, runId, status) => endedPlans.push({ runId, status }),
   });
-  const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
+  const actor: SessionActor = createSessionActor(machine, { input: { sessionKey: 'chat:1' }, clock });
   actor.start();
   return { actor, clock, runs, endedPlans };
 }

@@ -1,6 +1,6 @@
-import { createActor } from 'xstate';
 import { fakeClock } from 'agentlanes/testing';
 import {
+  createSessionActor,
   createSessionMachine,
   type SessionActor,
   type SessionMachineDeps,
@@ -35,7 +35,7 @@ export function bareSession(overrides: Partial<SessionMachineDeps> = {}) {
     endPlan: () => undefined,
     ...overrides,
   });
-  const actor: SessionActor = createActor(machine, { input: { sessionKey: 'chat:1' }, clock });
+  const actor: SessionActor = createSessionActor(machine, { input: { sessionKey: 'chat:1' }, clock });
   return { clock, runs, actor };
 }
 
