@@ -13,7 +13,7 @@ import {
 import type { LaneWaitInfo } from '../lanes/index.js';
 import type { RunJob, ExecuteRun, RunRequest, RunSummary, RunPort } from './run-request.js';
 import { isRunEnding, isRunPausing, type ExecutedRun, type RunEnding } from './run-request.js';
-import { commitRun, holdRunEnd, holdUntilWritten } from './run-end.js';
+import { commitRun, holdRunEnd, holdUntilAdopted } from './run-end.js';
 import { type RunServices, type RunLease, writeInBackground } from './run-services.js';
 import { loadCrashResume } from './crash-resume.js';
 import { buildRunContext } from './run-context.js';
@@ -65,7 +65,7 @@ function createAgentExecutor(services: RunServices): ExecuteRun {
 /**
  * Queue the run in the global lane (a subagent's run: the subagent lane). Aborted while still waiting there, the run never reached the model: it ends now, and the lane task that would have run it
  * returns at once when its turn comes (one listener per run, instead of wiring the signal through the lane). A run
- * holds its slot until its outcome is written (`holdUntilWritten`), so the next run starts after it ended.
+ * holds its slot until its session adopted its outcome and issued its write (`holdUntilAdopted`).
  */
 function runInLanes(scope: RunScope): Promise<ExecutedRun> {
   const { services, request, port } = scope;
@@ -89,9 +89,9 @@ function runInLanes(scope: RunScope): Promise<ExecutedRun> {
       if (signal.aborted) return undefined;
       const executed = await executeRunInLane(scope);
       if (!isRunEnding(executed) && !isRunPausing(executed)) return executed;
-      const written = createDeferred<void>();
-      settle(() => resolve(holdUntilWritten(executed, written)));
-      await written.promise;
+      const adopted = createDeferred<void>();
+      settle(() => resolve(holdUntilAdopted(executed, adopted)));
+      await adopted.promise;
       return executed;
     };
     // A subagent's run takes the subagent lane: its parent may hold a global slot while it waits for the child.

@@ -145,19 +145,20 @@ async function closeRunEnd(
 }
 
 /**
- * `executed`, telling `written` once its outcome is written: an end once its close settled (as the run's commit
- * did in its lane before), a pause once its records and events were issued.
+ * `executed`, telling `adopted` once its session's machine adopted it and issued its write (its end's close, its
+ * pause's records): the run's work is over then, and its lane slot goes to the next run, whose first writes share
+ * the close's group commit on SQLite instead of waiting for it (one COMMIT per message instead of two).
  */
-export function holdUntilWritten(
+export function holdUntilAdopted(
   executed: RunEnding | RunPausing,
-  written: Deferred<void>,
+  adopted: Deferred<void>,
 ): RunEnding | RunPausing {
   if (isRunPausing(executed)) {
     return {
       paused: executed.paused,
       record: () => {
         const recorded = executed.record();
-        written.resolve();
+        adopted.resolve();
         return recorded;
       },
     };
@@ -166,8 +167,7 @@ export function holdUntilWritten(
     summary: executed.summary,
     close: (corrected) => {
       const closed = executed.close(corrected);
-      const release = (): void => written.resolve();
-      closed.then(release, release);
+      adopted.resolve();
       return closed;
     },
   };
