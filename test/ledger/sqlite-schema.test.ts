@@ -43,6 +43,7 @@ const currentSchema = {
     'compensations',
     'consumers',
     'deliveries',
+    'event_times',
     'events',
     'inbox',
     'meta',
@@ -163,5 +164,32 @@ describe('migrate', () => {
     raw.close();
     expect(indexes).not.toContain('turns_by_run');
     expect(indexes).not.toContain('inbox_by_message');
+  });
+
+  it("upgrades a version 12 database to prune by its events' time ranges instead of an index by time", async () => {
+    const path = tempPath();
+    const v12 = new Database(path);
+    for (const migration of migrations.slice(0, 12)) v12.exec(migration);
+    v12.pragma('user_version = 12');
+    const insert = v12.prepare(
+      'INSERT INTO events (cursor, session_key, seq, type, run_id, at, body) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+    );
+    const body = '{"messageId":"m","text":"a","mode":"followup","disposition":"queued"}';
+    insert.run(1, 's1', 1, 'message.received', 300, body);
+    insert.run(2, 's1', 2, 'message.received', 100, body);
+    insert.run(3, 's1', 3, 'message.received', 700, body);
+    v12.close();
+
+    const ledger = createSqliteLedger({ path });
+    expect(await ledger.pruneEvents(500)).toBe(2);
+    expect((await ledger.readEvents({})).map((event) => event.cursor)).toEqual([3]);
+    expect(await ledger.lastSeq?.('s1')).toBe(3);
+    await ledger.close();
+    const raw = new Database(path, { readonly: true });
+    const indexes = raw.prepare("SELECT name FROM sqlite_schema WHERE type = 'index'").pluck().all();
+    const times = raw.prepare('SELECT * FROM event_times').all();
+    raw.close();
+    expect(indexes).not.toContain('events_by_time');
+    expect(times).toEqual([{ last_cursor: 3, first_cursor: 1, min_at: 100, max_at: 700 }]);
   });
 });

@@ -100,7 +100,7 @@ describe('the SQLite ledger write path', () => {
     await ledger.close();
     expect(
       rawRows(path, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events'"),
-    ).toEqual([{ name: 'events_by_session' }, { name: 'events_by_time' }]);
+    ).toEqual([{ name: 'events_by_session' }]);
   });
 });
 
@@ -150,5 +150,35 @@ describe('the SQLite ledger event rows', () => {
     await ledger.appendEvents([event(3, { type: 'run.started', runId: 'r1' })]);
     await ledger.close();
     expect(rawRows(path, 'SELECT cursor FROM events ORDER BY cursor')).toEqual([{ cursor: 3 }]);
+  });
+
+  it("prunes by age through the transactions' time ranges, an event stamped older than rows before it included", async () => {
+    const path = tempPath();
+    const ledger = createSqliteLedger({ path });
+    const received = (cursor: number, at: number, sessionKey = 's1'): RuntimeEvent =>
+      event(cursor, {
+        type: 'message.received',
+        sessionKey,
+        at,
+        messageId: `m${cursor}`,
+        text: 'a',
+        mode: 'followup',
+        disposition: 'queued',
+      });
+    await ledger.appendEvents([received(1, 100)]);
+    await ledger.appendEvents([received(2, 500)]);
+    // One transaction: cursor 3 stamped older than cursor 2 (a late writer's clock), cursor 4 newer.
+    await ledger.appendEvents([received(3, 150, 's2'), received(4, 900)]);
+    expect(await ledger.pruneEvents(200)).toBe(2);
+    expect((await ledger.readEvents({})).map((stored) => stored.cursor)).toEqual([2, 4]);
+    // Pruning keeps the seq of what went: a session's next seq never goes back.
+    expect(await ledger.lastSeq?.('s2')).toBe(3);
+    expect(await ledger.pruneEvents(600)).toBe(1);
+    expect((await ledger.readEvents({})).map((stored) => stored.cursor)).toEqual([4]);
+    await ledger.close();
+    // One row per transaction, with its cursor and time ranges; a range whose rows all went is gone.
+    expect(rawRows(path, 'SELECT * FROM event_times ORDER BY last_cursor')).toEqual([
+      { last_cursor: 4, first_cursor: 3, min_at: 150, max_at: 900 },
+    ]);
   });
 });

@@ -22,8 +22,9 @@ const columns = ['cursor', 'session_key', 'seq', 'type', 'run_id', 'at', 'body']
 /**
  * The event rows of the open transaction, written together: an append only buffers its events (its promise still
  * settles with the transaction's COMMIT), and `flush` inserts them, each session's packed (event-packs.ts), with one
- * statement per 32 rows, just before the COMMIT and before any read of the file (so a read sees them). Eight events
- * per message were eight INSERTs.
+ * statement per 32 rows, just before the COMMIT and before any read of the file (so a read sees them), and their
+ * cursor and time ranges as one `event_times` row (what retention prunes by). Eight events per message were eight
+ * INSERTs.
  */
 export interface EventRowBuffer {
   add(events: readonly RuntimeEvent[]): void;
@@ -31,6 +32,27 @@ export interface EventRowBuffer {
   flush(): void;
   /** Forget the buffered rows (their transaction was rolled back; the writes that buffered them run again). */
   clear(): void;
+}
+
+/** The cursor and time ranges of rows about to be inserted (the `event_times` row retention prunes by). */
+function timesOf(
+  rows: readonly (readonly unknown[])[],
+): { first: number; last: number; minAt: number; maxAt: number } | undefined {
+  const cursorAt = columns.indexOf('cursor');
+  const atAt = columns.indexOf('at');
+  let times: { first: number; last: number; minAt: number; maxAt: number } | undefined;
+  for (const row of rows) {
+    const cursor = row[cursorAt] as number;
+    const at = row[atAt] as number;
+    if (times === undefined) times = { first: cursor, last: cursor, minAt: at, maxAt: at };
+    else {
+      times.first = Math.min(times.first, cursor);
+      times.last = Math.max(times.last, cursor);
+      times.minAt = Math.min(times.minAt, at);
+      times.maxAt = Math.max(times.maxAt, at);
+    }
+  }
+  return times;
 }
 
 /** Create the buffer of one connection's event rows. */
@@ -45,6 +67,9 @@ export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
     }
     return statement;
   };
+  const markTimes = db.prepare(
+    'INSERT INTO event_times (last_cursor, first_cursor, min_at, max_at) VALUES (?, ?, ?, ?)',
+  );
   let pending: RuntimeEvent[] = [];
   // A flush that failed before a read: the batch's COMMIT must fail with it, or its writers would be told their
   // rows are durable.
@@ -62,6 +87,8 @@ export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
           const chunk = rows.slice(start, start + rowsPerStatement);
           statementFor(chunk.length).run(chunk.flat());
         }
+        const times = timesOf(rows);
+        if (times !== undefined) markTimes.run(times.last, times.first, times.minAt, times.maxAt);
       } catch (error) {
         failure = error instanceof Error ? error : new Error(String(error));
         throw failure;

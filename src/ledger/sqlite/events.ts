@@ -29,18 +29,26 @@ function prepareEventStatements(db: SqliteAccess['db']) {
     putMeta: prepare(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     ),
+    // The rows older than a time lie at or below the last cursor of the transactions that wrote anything older
+    // (event_times): found by cursor, with no index of events by time.
+    upTo: prepare('SELECT coalesce(max(last_cursor), 0) AS cursor FROM event_times WHERE min_at < ?'),
     // Pruning must not lower a session's seq: the highest one of what goes is kept aside.
     markSeqs: prepare(
-      `INSERT INTO seq_marks (session_key, last_seq) SELECT session_key, max(seq) FROM events WHERE at < ? GROUP BY session_key
+      `INSERT INTO seq_marks (session_key, last_seq)
+         SELECT session_key, max(seq) FROM events WHERE cursor <= @upTo AND at < @before GROUP BY session_key
        ON CONFLICT (session_key) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)`,
     ),
-    pruneEvents: prepare('DELETE FROM events WHERE at < ?'),
+    pruneEvents: prepare('DELETE FROM events WHERE cursor <= @upTo AND at < @before'),
     // How many events the rows pruneEvents deletes hold (a pack's time is its newest event's: all of them go).
     countPruned: prepare(
       `SELECT coalesce(sum(CASE WHEN type = '${packType}' AND json_valid(body) THEN json_array_length(body) ELSE 1 END), 0)
-         AS count FROM events WHERE at < ?`,
+         AS count FROM events WHERE cursor <= @upTo AND at < @before`,
     ),
-    straddling: prepare(`SELECT * FROM events WHERE type = '${packType}' AND at >= ? AND at < ?`),
+    straddling: prepare(
+      `SELECT * FROM events WHERE cursor <= @upTo AND type = '${packType}' AND at >= @before AND at < @until`,
+    ),
+    // A transaction's range whose every row went is forgotten.
+    pruneTimes: prepare('DELETE FROM event_times WHERE max_at < ?'),
     deleteRow: prepare('DELETE FROM events WHERE cursor = ?'),
     insertRow: prepare(
       'INSERT INTO events (cursor, session_key, seq, type, run_id, at, body) VALUES (@cursor, @session_key, @seq, @type, @run_id, @at, @body)',
@@ -59,7 +67,9 @@ function prepareEventStatements(db: SqliteAccess['db']) {
  */
 function pruneStraddling(sql: ReturnType<typeof prepareEventStatements>, before: number): number {
   let pruned = 0;
-  for (const row of sql.straddling.all(before, before + packTimeSpan) as EventRow[]) {
+  const until = before + packTimeSpan;
+  const upTo = (sql.upTo.get(until) as { cursor: number }).cursor;
+  for (const row of sql.straddling.all({ upTo, before, until }) as EventRow[]) {
     const split = prunePack(row, before);
     if (split === undefined) continue;
     sql.deleteRow.run(row.cursor);
@@ -118,10 +128,13 @@ export function createSqliteEvents(
       read(() =>
         db.transaction(() => {
           sql.putMeta.run('last_cursor', String(Math.max(maxCursor(), writer.lastAppended())));
-          sql.markSeqs.run(before);
-          const { count } = sql.countPruned.get(before) as { count: number };
-          sql.pruneEvents.run(before);
-          return count + pruneStraddling(sql, before);
+          const upTo = (sql.upTo.get(before) as { cursor: number }).cursor;
+          sql.markSeqs.run({ upTo, before });
+          const { count } = sql.countPruned.get({ upTo, before }) as { count: number };
+          sql.pruneEvents.run({ upTo, before });
+          const pruned = count + pruneStraddling(sql, before);
+          sql.pruneTimes.run(before);
+          return pruned;
         })(),
       ),
   };

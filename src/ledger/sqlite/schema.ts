@@ -241,6 +241,23 @@ export const migrations: readonly string[] = [
   `
   SELECT 1;
   `,
+  // Retention on a side table (issue 27): each transaction's event rows leave one row here, their cursor range and
+  // time range, so pruning by age finds its rows by cursor instead of an index entry per event (events_by_time:
+  // ~68 bytes per message). The rows a file holds already are one range.
+  `
+  CREATE TABLE event_times (
+    last_cursor INTEGER PRIMARY KEY,
+    first_cursor INTEGER NOT NULL,
+    min_at INTEGER NOT NULL,
+    max_at INTEGER NOT NULL
+  );
+  INSERT INTO event_times (last_cursor, first_cursor, min_at, max_at)
+    SELECT last_cursor, first_cursor, min_at, max_at FROM (
+      SELECT max(cursor) AS last_cursor, min(cursor) AS first_cursor, min(at) AS min_at, max(at) AS max_at
+      FROM events
+    ) WHERE last_cursor IS NOT NULL;
+  DROP INDEX events_by_time;
+  `,
 ];
 
 /** The schema version this build writes. */
