@@ -57,6 +57,7 @@ export {
   type RuntimeEvent,
 } from './events.js';
 export { failureReasons, type FailureReason } from './failure-reasons.js';
+export { pieceCodec, type PieceCodec } from './piece-codec.js';
 export { randomIds, seededRandom, sequentialIds, type IdGenerator, type Random } from './ids.js';
 export { inboxStatuses, type InboxStatus } from './inbox-statuses.js';
 export { assertInputBounds, storableString, storableTextProblem } from './input-bounds.js';

@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createRuntime, type RuntimeError, type RuntimeEvent } from 'agentlanes';
 import { scriptedModel } from 'agentlanes/testing';
-import { rawRows } from '../support/sqlite-statements.js';
+import { jsonBodies, rawRows } from '../support/sqlite-statements.js';
+import { expandBody } from '../../src/ledger/sql/body-pieces.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 
@@ -43,9 +44,14 @@ describe('event packs in the SQLite ledger', () => {
     await ledger.appendEvents(events);
     expect(await ledger.readEvents({})).toEqual(events);
     await ledger.close();
-    expect(
-      rawRows(path, 'SELECT cursor, session_key, seq, type, run_id, at, body FROM events ORDER BY cursor'),
-    ).toEqual([
+    const stored = rawRows(
+      path,
+      'SELECT cursor, session_key, seq, type, run_id, at, body FROM events ORDER BY cursor',
+    );
+    // Stored shortened (sql/body-pieces.ts): the pack's body is less than half its JSON.
+    const packBody = (stored[1] as { body: string }).body;
+    expect(packBody.length * 2).toBeLessThan(expandBody(packBody).length);
+    expect(jsonBodies(stored)).toEqual([
       {
         cursor: 2,
         session_key: 's2',
@@ -127,7 +133,7 @@ describe('event packs in the SQLite ledger', () => {
       .prepare('UPDATE events SET body = ? WHERE cursor = 3')
       .run('[[2,2,2,"assistant.block",{"index":1,"te');
     const entries = JSON.parse(
-      (raw.prepare('SELECT body FROM events WHERE cursor = 5').get() as { body: string }).body,
+      expandBody((raw.prepare('SELECT body FROM events WHERE cursor = 5').get() as { body: string }).body),
     ) as unknown[][];
     (entries[0] as unknown[])[4] = { index: 'four' };
     raw.prepare('UPDATE events SET body = ? WHERE cursor = 5').run(JSON.stringify(entries));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawRows } from '../support/sqlite-statements.js';
+import { jsonBodies, rawRows } from '../support/sqlite-statements.js';
 import type { RuntimeEvent } from 'agentlanes';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
 import { run } from '../contracts/ledger-fixtures.contract.js';
@@ -39,7 +39,7 @@ describe('the SQLite ledger write path', () => {
       ['assistant.final', 3],
     ]);
     await ledger.close();
-    expect(rawRows(path, "SELECT body FROM events WHERE type = 'assistant.delta'")).toEqual([
+    expect(jsonBodies(rawRows(path, "SELECT body FROM events WHERE type = 'assistant.delta'"))).toEqual([
       // One row holds both deltas' text, with each token's cursor, seq and length (so a replay can cut it).
       { body: '{"delta":"Hello","tokens":[1,1,3,1,1,2]}' },
     ]);
@@ -78,7 +78,7 @@ describe('the SQLite ledger write path', () => {
     await ledger.appendEvents([derived, own, runless]);
     expect(await ledger.readEvents({})).toEqual([derived, own, runless]);
     await ledger.close();
-    expect(rawRows(path, 'SELECT body FROM events ORDER BY cursor')).toEqual([
+    expect(jsonBodies(rawRows(path, 'SELECT body FROM events ORDER BY cursor'))).toEqual([
       { body: '{"index":0,"text":"Hi"}' },
       { body: '{"index":1,"blockId":"mine","text":"Yo"}' },
       { body: '{"index":2,"blockId":"undefined:2","text":"No run"}' },

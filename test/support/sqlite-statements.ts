@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { packType, unpackRow } from '../../src/ledger/sql/event-packs.js';
+import { expandBody } from '../../src/ledger/sql/body-pieces.js';
 import type { EventRow } from '../../src/ledger/sql/rows.js';
 
 /** The SQL of every statement better-sqlite3 runs while `work` runs (prepared statements' run / get / all). */
@@ -35,6 +36,14 @@ export function rawRows(path: string, sql: string): unknown[] {
   }
 }
 
+/** Rows read with `rawRows` whose `body` column is an event body, each body as JSON text (as stored: shortened). */
+export function jsonBodies(rows: unknown[]): unknown[] {
+  return rows.map((row) => {
+    const { body } = row as { body: string };
+    return { ...(row as object), body: expandBody(body) };
+  });
+}
+
 /**
  * The event rows of a ledger file as one row per event: a pack row (one session's events of a transaction, see
  * src/ledger/sql/event-packs.ts) as the rows its events would have had, each body as JSON text, in cursor order.
@@ -43,7 +52,7 @@ export function rawRows(path: string, sql: string): unknown[] {
 export function storedEventRows(database: Database.Database): EventRow[] {
   const rows = database.prepare('SELECT * FROM events ORDER BY cursor').all() as EventRow[];
   const events = rows.flatMap((row): EventRow[] => {
-    if (row.type !== packType) return [row];
+    if (row.type !== packType) return [{ ...row, body: expandBody(row.body) }];
     const packed = unpackRow(row);
     if (typeof packed === 'string') throw new Error(`cursor ${row.cursor}: ${packed}`);
     return packed.map((entry) => ({ ...entry, body: JSON.stringify(entry.body) }));

@@ -1,3 +1,4 @@
+import { pieceCodec } from '../../core/index.js';
 import type { SessionRecord } from '../contract/session-store.js';
 
 /**
@@ -40,32 +41,16 @@ const pieces: readonly string[] = [
   'null',
 ];
 
-/** The code standing for the session's own quoted key. */
+/** The code standing for the session's own quoted key; the pieces take the codes after it. */
 const keyCode = '\u0001';
-/** Codes of `pieces`, in order: U+0002..U+001F without the line feed (U+000A), which separates the fields. */
-const codes = pieces.map((_, index) => String.fromCharCode(index + 2 < 10 ? index + 2 : index + 3));
-const codeOf = new Map(pieces.map((piece, index) => [piece, codes[index] ?? '']));
-const pieceOf = new Map(codes.map((code, index) => [code, pieces[index] ?? '']));
-/** The longest pieces first, so that a piece inside another is tried after it. */
-const piecePattern = new RegExp(
-  [...pieces]
-    .sort((a, b) => b.length - a.length)
-    .map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('|'),
-  'g',
-);
-// eslint-disable-next-line no-control-regex -- the codes are control characters by design
-const codePattern = /[\u0001-\u0009\u000b-\u001f]/g;
+const codec = pieceCodec(pieces, 1);
 
 function shorten(json: string, quotedKey: string): string {
-  return json
-    .split(quotedKey)
-    .join(keyCode)
-    .replace(piecePattern, (piece) => codeOf.get(piece) ?? piece);
+  return codec.shorten(json.split(quotedKey).join(keyCode));
 }
 
 function expand(text: string, quotedKey: string): string {
-  return text.replace(codePattern, (code) => (code === keyCode ? quotedKey : (pieceOf.get(code) ?? code)));
+  return codec.expand(text).split(keyCode).join(quotedKey);
 }
 
 /** The record as the one string the memory ledger keeps. */

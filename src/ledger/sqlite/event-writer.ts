@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import type { RuntimeError, RuntimeEvent } from '../../core/index.js';
 import { createEventWriter, type EventWriter } from '../sql/batching-event-writer.js';
 import { createDeltaCoalescer } from '../sql/delta-coalescer.js';
-import { eventRows } from '../sql/event-packs.js';
+import { eventRows, type EventRowParams } from '../sql/event-packs.js';
+import { shortenBody } from '../sql/body-pieces.js';
 
 /** The SQLite event log's writer (see batching-event-writer.ts). */
 export type SqliteEventWriter = EventWriter;
@@ -32,6 +33,16 @@ export interface EventRowBuffer {
   flush(): void;
   /** Forget the buffered rows (their transaction was rolled back; the writes that buffered them run again). */
   clear(): void;
+}
+
+/** The rows of `events` as this ledger stores them: packed (event-packs.ts), their bodies shortened (body-pieces.ts). */
+export function storedRows(events: readonly RuntimeEvent[]): EventRowParams[] {
+  return storedForm(eventRows(events));
+}
+
+/** `rows` with their bodies shortened (body-pieces.ts). */
+export function storedForm(rows: readonly EventRowParams[]): EventRowParams[] {
+  return rows.map((row) => ({ ...row, body: shortenBody(row.body) }));
 }
 
 /** The cursor and time ranges of rows about to be inserted (the `event_times` row retention prunes by). */
@@ -80,7 +91,7 @@ export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
     },
     flush() {
       if (failure !== undefined) throw failure;
-      const rows = eventRows(pending).map((row) => columns.map((column) => row[column]));
+      const rows = storedRows(pending).map((row) => columns.map((column) => row[column]));
       pending = [];
       try {
         for (let start = 0; start < rows.length; start += rowsPerStatement) {

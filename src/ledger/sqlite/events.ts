@@ -4,9 +4,9 @@ import type { EventQuery, EventStore } from '../contract/event-store.js';
 import type { SqliteAccess } from './access.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
 import { parseEventRows, prunePack } from '../sql/event-rows.js';
-import type { SqliteEventWriter } from './event-writer.js';
+import { storedForm, type SqliteEventWriter } from './event-writer.js';
 import type { EventRow } from '../sql/rows.js';
-import { packTimeSpan, packType } from '../sql/event-packs.js';
+import { packEntries, packTimeSpan, packType } from '../sql/event-packs.js';
 
 function prepareEventStatements(db: SqliteAccess['db']) {
   const prepare = (sql: string) => db.prepare(sql);
@@ -39,10 +39,12 @@ function prepareEventStatements(db: SqliteAccess['db']) {
        ON CONFLICT (session_key) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)`,
     ),
     pruneEvents: prepare('DELETE FROM events WHERE cursor <= @upTo AND at < @before'),
-    // How many events the rows pruneEvents deletes hold (a pack's time is its newest event's: all of them go).
+    // The rows pruneEvents deletes: how many ordinary ones, and the packs (counted by their entries, in code).
     countPruned: prepare(
-      `SELECT coalesce(sum(CASE WHEN type = '${packType}' AND json_valid(body) THEN json_array_length(body) ELSE 1 END), 0)
-         AS count FROM events WHERE cursor <= @upTo AND at < @before`,
+      `SELECT count(*) AS count FROM events WHERE cursor <= @upTo AND at < @before AND type != '${packType}'`,
+    ),
+    prunedPacks: prepare(
+      `SELECT body FROM events WHERE cursor <= @upTo AND at < @before AND type = '${packType}'`,
     ),
     straddling: prepare(
       `SELECT * FROM events WHERE cursor <= @upTo AND type = '${packType}' AND at >= @before AND at < @until`,
@@ -73,7 +75,7 @@ function pruneStraddling(sql: ReturnType<typeof prepareEventStatements>, before:
     const split = prunePack(row, before);
     if (split === undefined) continue;
     sql.deleteRow.run(row.cursor);
-    for (const kept of split.kept) sql.insertRow.run(kept);
+    for (const kept of storedForm(split.kept)) sql.insertRow.run(kept);
     sql.markSeq.run(row.session_key, split.goneSeq);
     pruned += split.gone;
   }
@@ -131,8 +133,10 @@ export function createSqliteEvents(
           const upTo = (sql.upTo.get(before) as { cursor: number }).cursor;
           sql.markSeqs.run({ upTo, before });
           const { count } = sql.countPruned.get({ upTo, before }) as { count: number };
+          const packs = sql.prunedPacks.pluck().all({ upTo, before }) as string[];
+          const packed = packs.reduce((sum, body) => sum + packEntries(body), 0);
           sql.pruneEvents.run({ upTo, before });
-          const pruned = count + pruneStraddling(sql, before);
+          const pruned = count + packed + pruneStraddling(sql, before);
           sql.pruneTimes.run(before);
           return pruned;
         })(),
