@@ -4,7 +4,8 @@ import { pieceCodec } from '../../core/index.js';
  * The SQLite event log stores its bodies shortened (about 300 bytes per message fewer, issue 27): the JSON keys and
  * pack entry heads of the events every message records are one control character each (core/piece-codec.ts). Both
  * SQL ledgers read bodies through `expandBody`, which leaves plain JSON (a Postgres row, an older SQLite file) as
- * it is. The list is part of the stored format: pieces may be appended, never reordered or changed.
+ * it is. The list is part of the stored format: never reordered or changed. It takes all 30 codes; a new piece
+ * needs a new format (a second list, chosen by a marker, and a migration that makes older builds refuse the file).
  */
 const bodyPieces: readonly string[] = [
   // message.received
