@@ -2,6 +2,8 @@ import type { LiveSession } from './session-registry.js';
 import { pausedPlanOf, heldPlans } from './session-pause.js';
 import {
   isRunPaused,
+  isRunEnding,
+  isRunPausing,
   type PausedCallInfo,
   type RunResult,
   type RunSummary,
@@ -10,12 +12,18 @@ import {
   type PlanRunResult,
   resumePlanRun,
   startPlanRun,
+  runAbortReason,
+  type AbortStatus,
+  type RunPhase,
+  type ExecuteRun,
+  type ExecutedRun,
+  type RunPort,
+  type RunRequest,
+  type SessionPort,
+  createSteerInbox,
+  type SteerInbox,
+  type SteerMessage,
 } from '../runner/index.js';
-import { runAbortReason, type AbortStatus } from '../runner/index.js';
-import type { RunPhase } from '../runner/index.js';
-import type { ExecuteRun, ExecutedRun, RunPort, RunRequest, SessionPort } from '../runner/index.js';
-import { isRunEnding, isRunPausing } from '../runner/index.js';
-import { createSteerInbox, type SteerInbox, type SteerMessage } from '../runner/index.js';
 import {
   maxDurationMs,
   RuntimeError,
@@ -219,7 +227,6 @@ export function startingAfter<T>(actor: object, steps: () => T, after: (value: T
   heldStarts.set(actor, held);
   try {
     const value = steps();
-    heldStarts.delete(actor);
     after(value);
     return value;
   } finally {

@@ -53,3 +53,6 @@ export const shortenBody = (json: string): string => codec.shorten(json);
 
 /** A stored body back as JSON (plain JSON as it is). */
 export const expandBody = (stored: string): string => codec.expand(stored);
+
+/** A stored body parsed (shortened or plain JSON); throws as JSON.parse does. */
+export const parseBody = (stored: string): unknown => JSON.parse(expandBody(stored)) as unknown;

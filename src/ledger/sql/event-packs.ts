@@ -1,7 +1,7 @@
 import type { RuntimeEvent } from '../../core/index.js';
 import { coalesceSpan } from './delta-coalescer.js';
 import { eventRow } from './params.js';
-import { expandBody } from './body-pieces.js';
+import { parseBody } from './body-pieces.js';
 import type { EventRow } from './rows.js';
 
 /**
@@ -135,7 +135,7 @@ function entryOf(row: EventRow, entry: unknown): PackedRow | string {
 export function unpackRow(row: EventRow): PackedRow[] | string {
   let entries: unknown;
   try {
-    entries = JSON.parse(expandBody(row.body));
+    entries = parseBody(row.body);
   } catch {
     return 'pack body is not valid JSON';
   }
@@ -157,7 +157,7 @@ export function unpackRow(row: EventRow): PackedRow[] | string {
 /** How many events a pack row's body holds; a body that does not read as a list counts as one (a corrupt row). */
 export function packEntries(body: string): number {
   try {
-    const entries: unknown = JSON.parse(expandBody(body));
+    const entries = parseBody(body);
     return Array.isArray(entries) ? entries.length : 1;
   } catch {
     return 1;

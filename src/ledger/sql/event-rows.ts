@@ -1,6 +1,6 @@
 import type { RuntimeError } from '../../core/index.js';
 import { eventTypes, runtimeEventSchema, type EventOf, type RuntimeEvent } from '../../core/index.js';
-import { expandBody } from './body-pieces.js';
+import { parseBody } from './body-pieces.js';
 import { eventRows, packType, unpackRow, type EventRowParams, type PackedRow } from './event-packs.js';
 import type { CorruptRowLog } from './corrupt-rows.js';
 import { corrupt, optional, type EventRow } from './rows.js';
@@ -18,7 +18,7 @@ function eventOf(row: EventRow): RuntimeEvent | string {
   if (!knownEventTypes.has(row.type)) return `unknown type "${row.type}"`;
   let body: unknown;
   try {
-    body = JSON.parse(expandBody(row.body));
+    body = parseBody(row.body);
   } catch {
     return 'body is not valid JSON';
   }
