@@ -1,16 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isRuntimeError } from '../../src/core/errors.js';
 import type { PostgresLedger } from '../../src/ledger/postgres/ledger.js';
-import { message, run, turn } from '../contracts/ledger-fixtures.contract.js';
+import { errorOf, event, message, run, session, turn } from '../contracts/ledger-fixtures.contract.js';
 import { emptyPostgresLedger } from '../support/postgres.js';
-import { statementProbe } from '../support/postgres-statements.js';
+import { statementProbe, statementsIn } from '../support/postgres-statements.js';
 
 /** The statements every `pg` client of this process sends, while a test runs. */
 const probe = statementProbe();
 const { sent } = probe;
 
+/** Statements starting with `fragment`, those sent together in one (a transaction's gathered rows) each counted. */
 function count(fragment: string): number {
-  return sent.filter((text) => text.startsWith(fragment)).length;
+  return sent.flatMap(statementsIn).filter((text) => text.startsWith(fragment)).length;
 }
 
 const close = {
@@ -130,6 +131,72 @@ describe('the Postgres ledger, statements per write and read', () => {
       turn('s1', 'r1', 2),
       turn('f1', 'r2', 0),
     ]);
+  });
+
+  it("sends a transaction's writes as one statement with no BEGIN or COMMIT, two kinds on one table with keys apart", async () => {
+    await ledger.appendMessage(message('s1', 'm1', 1));
+    await ledger.openRun(run('s1', 'r1'));
+    sent.length = 0;
+    await Promise.all([
+      ledger.appendMessage(message('s1', 'm2', 2)),
+      ledger.updateMessages('s1', ['m1'], { status: 'consumed', runId: 'r1' }),
+      ledger.closeRun('r1', close),
+      ledger.openRun(run('s1', 'r2')),
+      ledger.appendTurns([turn('s1', 'r1', 0)]),
+      ledger.putSession(session('s1')),
+      ledger.appendEvents([event(1, 's1', 1)]),
+    ]);
+
+    expect(sent).toHaveLength(1);
+    expect(statementsIn(sent[0] as string).map((text) => /^\w+ (INTO )?\w+/u.exec(text)?.[0]).sort()).toEqual([
+      'INSERT INTO events',
+      'INSERT INTO inbox',
+      'INSERT INTO meta',
+      'INSERT INTO runs',
+      'INSERT INTO sessions',
+      'INSERT INTO turns',
+      'UPDATE inbox',
+      'UPDATE runs',
+    ]);
+    expect((await ledger.listMessages('s1')).map((record) => [record.messageId, record.status])).toEqual([
+      ['m1', 'consumed'],
+      ['m2', 'pending'],
+    ]);
+    expect(await ledger.getRun('r1')).toEqual({ ...run('s1', 'r1'), ...close });
+    expect((await ledger.getRun('r2'))?.status).toBe('running');
+    expect(await ledger.listTurns('s1')).toEqual([turn('s1', 'r1', 0)]);
+    expect(await ledger.getSession('s1')).toEqual(session('s1'));
+    expect((await ledger.readEvents({})).map((read) => read.cursor)).toEqual([1]);
+  });
+
+  it('answers the close of an unknown run alone in its transaction with its own error, and writes nothing of it', async () => {
+    await ledger.openRun(run('s1', 'r1'));
+    sent.length = 0;
+    const [ghost, events] = await Promise.allSettled([
+      ledger.closeRun('ghost', close),
+      ledger.appendEvents([event(1, 's1', 1)]),
+    ]);
+    expect(ghost.status).toBe('rejected');
+    const missing = (ghost as PromiseRejectedResult).reason as Error;
+    expect(isRuntimeError(missing, 'not_found')).toBe(true);
+    expect(missing.message).toContain('"ghost"');
+    expect(events.status).toBe('fulfilled');
+    // The statement of both failed as one; job by job, in savepoints, each write learned its own answer.
+    expect(sent.filter((text) => text === 'BEGIN')).toHaveLength(1);
+    expect((await ledger.readEvents({})).map((read) => read.cursor)).toEqual([1]);
+
+    sent.length = 0;
+    const alone = (await errorOf(ledger.closeRun('ghost', close))) as Error;
+    expect(isRuntimeError(alone, 'not_found')).toBe(true);
+    expect(alone.message).toContain('"ghost"');
+  });
+
+  it('reads with no transaction of their own when nothing was sent before them', async () => {
+    await ledger.appendMessage(message('s1', 'm1', 1));
+    sent.length = 0;
+    expect(await ledger.listMessages('s1')).toEqual([message('s1', 'm1', 1)]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(/^SELECT \* FROM inbox/u);
   });
 
   it('loads a session with nothing paused or steered in one statement', async () => {

@@ -4,6 +4,15 @@ const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]
 const original = prototype.query;
 
 /**
+ * The statements one SQL text holds: the gathered statements of a transaction sent as one (src/ledger/postgres/
+ * queue.ts, `combinedStatement`: each a CTE `wN_M AS (...)`), each from its start; any other text is itself.
+ */
+export function statementsIn(text: string): string[] {
+  const bodies = text.split(/\bw\d+_\d+ AS \(/u);
+  return bodies.length === 1 ? [text] : bodies.slice(1);
+}
+
+/**
  * The SQL text of every statement a `pg` client sends, in order, while watched: `watch()` starts recording (from
  * an empty list), `restore()` puts the client's own `query` back.
  */

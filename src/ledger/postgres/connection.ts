@@ -5,7 +5,7 @@ import type { PostgresAccess } from './access.js';
 import { translatePostgresError } from './errors.js';
 import { createPostgresEventWriter, type PostgresEventWriter } from './event-writer.js';
 import type { PostgresLedgerOptions } from './ledger.js';
-import { createPostgresQueue, type PostgresWork } from './queue.js';
+import { createPostgresQueue, type PostgresQuery, type PostgresWork } from './queue.js';
 import { migratePostgres } from './schema.js';
 import { createTurnCache, type TurnCache } from '../sqlite/turn-cache.js';
 
@@ -154,9 +154,12 @@ export function openPostgresConnection(options: PostgresLedgerOptions): Postgres
     return refused === undefined ? queue.run(work) : Promise.reject(refused);
   };
   const events = createPostgresEventWriter({ write: run, refusal });
+  // Reads open no transaction of their own (see `PostgresWork.readOnly`).
+  const read = <T>(work: PostgresWork<T>): Promise<T> =>
+    run(Object.assign((query: PostgresQuery) => work(query), { readOnly: true }));
   const readEventLog = <T>(work: PostgresWork<T>): Promise<T> => {
     if (refusal() === undefined) void events.flush().catch(() => undefined);
-    return run(work);
+    return read(work);
   };
   const close = async (): Promise<void> => {
     if (closed) return;
@@ -177,5 +180,5 @@ export function openPostgresConnection(options: PostgresLedgerOptions): Postgres
       throw translate(error);
     }
   };
-  return { write: run, read: run, readEventLog, events, turns, ready, close, schema };
+  return { write: run, read, readEventLog, events, turns, ready, close, schema };
 }

@@ -84,6 +84,8 @@ export function translatePostgresError(error: unknown, connectionString: string)
   if (code === '23505') {
     return new RuntimeError('invalid_input', `already recorded: ${message}`);
   }
+  // AL001: a refusal a statement raised itself (`agentlanes_refuse`, see postgres/schema.ts), its message the reason.
+  if (code === 'AL001') return new RuntimeError('invalid_input', message);
   // 22021: U+0000 in text; 22P05: \u0000 in JSONB. The runtime refuses both at the door; this is the backstop,
   // so a value Postgres cannot hold is the caller's error, never a `ledger_unavailable` a client would retry.
   if (code === '22021' || code === '22P05') {

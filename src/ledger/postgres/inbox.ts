@@ -12,6 +12,7 @@ const insertInboxSql: RowStatement = {
     $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
     $13::text[], $14::text[], $15::text[])`,
   table: 'inbox',
+  keyed: true,
   // A duplicate order is its append's mistake; written job by job (after a failed batch), the rows are one append's.
   refuse: (error, rows) =>
     (error as { code?: unknown }).code === '23505'
@@ -34,6 +35,7 @@ const updateInboxSql: RowStatement = {
             AS u(session_key, message_id, status, run_id, summary)) AS u
     WHERE inbox.session_key = u.session_key AND inbox.ord = u.ord`,
   table: 'inbox',
+  keyed: true,
 };
 
 /** A key of an inbox message id, for `gatherRows`. */
@@ -49,6 +51,7 @@ export function createPostgresInbox({ write, read }: PostgresAccess): InboxStore
           query,
           insertInboxSql,
           row.map((value) => [value]),
+          [messageKey(record.sessionKey, record.messageId)],
         );
       }),
     updateMessages: (sessionKey, messageIds, update) =>

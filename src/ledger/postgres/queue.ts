@@ -13,9 +13,14 @@ export type PostgresQuery = <Row = Record<string, unknown>>(
 
 /**
  * Work queued on the ledger: SQL over `query`, run in order with the rest of its batch. Its `tag`, if any, is
- * handed to every job of the batch (`batchTags`): what they may do for all of them at once.
+ * handed to every job of the batch (`batchTags`): what they may do for all of them at once. Work that only reads
+ * (`readOnly`) opens no transaction: run before its batch sent anything, it reads what is committed, as the first
+ * statement of a transaction would under READ COMMITTED, without the BEGIN.
  */
-export type PostgresWork<T> = ((query: PostgresQuery) => Promise<T>) & { readonly tag?: unknown };
+export type PostgresWork<T> = ((query: PostgresQuery) => Promise<T>) & {
+  readonly tag?: unknown;
+  readonly readOnly?: boolean;
+};
 
 /** The ordered queue of one Postgres ledger: every read and write, in call order, one batch per transaction. */
 export interface PostgresQueue {
@@ -90,6 +95,22 @@ export interface RowStatement {
   readonly sql: string;
   readonly table: string;
   /**
+   * The statement as the bodies of CTEs of a transaction's one statement (see `combinedStatement`), its parameters
+   * numbered as in `sql`: `[sql]` when absent, which is then one INSERT, UPDATE or DELETE.
+   */
+  readonly parts?: readonly string[];
+  /**
+   * Its `verify` is that every row given comes back from the RETURNING of its last part: checked inside the
+   * combined statement, so it may go there (a statement with another `verify` is always sent alone).
+   */
+  readonly returnsEvery?: true;
+  /**
+   * Every row it writes, and every row it reads to write them, is named by the keys `gatherRows` is given (a run's
+   * id, an inbox message's id): rows of keyed statements of one table with keys apart go in one combined statement,
+   * in whatever order (each sees none of the others' rows, and needs not).
+   */
+  readonly keyed?: true;
+  /**
    * Check what the statement answered for the rows it wrote (`columns`): throw for a row it did not write (an
    * UPDATE that found no row). The transaction then runs again job by job, so the error is that row's job's alone.
    */
@@ -116,6 +137,8 @@ interface TransactionState {
   readonly tags: readonly unknown[];
   /** Write every gathered row whose table `text` names (every one without `text`), before that statement. */
   readonly write: (text?: string) => Promise<void>;
+  /** The running job only reads (`PostgresWork.readOnly`). */
+  reading: boolean;
 }
 const transactions = new WeakMap<PostgresQuery, TransactionState>();
 
@@ -138,12 +161,13 @@ export async function gatherRows(
     return;
   }
   const ofTable = state.gathered.filter((entry) => entry.statement.table === statement.table);
-  const last = ofTable.at(-1);
-  // Statements on one table keep their call order: rows of another statement of the table, or of a key already
-  // gathered (a second update of one row), first write what the table has gathered.
-  if (last !== undefined && (last.statement !== statement || keys.some((key) => last.keys.has(key)))) {
-    await state.write(statement.table);
-  }
+  const apart = (entry: Gathered): boolean =>
+    (entry.statement === statement || (entry.statement.keyed === true && statement.keyed === true)) &&
+    !keys.some((key) => entry.keys.has(key));
+  // Statements on one table keep their call order: rows of another statement of the table (unless both are keyed,
+  // see `RowStatement.keyed`), or of a key already gathered (a second update of one row), first write what the
+  // table has gathered.
+  if (!ofTable.every(apart)) await state.write(statement.table);
   const open = state.gathered.find((entry) => entry.statement === statement);
   if (open === undefined) {
     const names = new RegExp(`\\b${statement.table}\\b`, 'u');
@@ -203,6 +227,7 @@ async function send<Row>(client: PoolClient, text: string, values: readonly unkn
 function queryOn(tx: Transaction, checks: Set<string>, tags: readonly unknown[]): PostgresQuery {
   const { client } = tx;
   const gathered: Gathered[] = [];
+  const state: TransactionState = { gathered, tags, write: () => Promise.resolve(), reading: false };
   const write = async (text?: string): Promise<void> => {
     if (gathered.length > 0) await begin(tx);
     for (let index = 0; index < gathered.length;) {
@@ -217,12 +242,67 @@ function queryOn(tx: Transaction, checks: Set<string>, tags: readonly unknown[])
   };
   const query: PostgresQuery = async <Row>(text: string, values: readonly unknown[] = []) => {
     if (gathered.length > 0) await write(text);
-    await begin(tx);
+    if (!state.reading) await begin(tx);
     return send<Row>(client, text, values);
   };
   commitChecks.set(query, checks);
-  transactions.set(query, { gathered, tags, write });
+  transactions.set(query, Object.assign(state, { write }));
   return query;
+}
+
+/** A gathered statement may go in a combined statement: none but the check of `returnsEvery` comes after it. */
+const combinable = (statement: RowStatement): boolean =>
+  statement.verify === undefined || statement.returnsEvery === true;
+
+/**
+ * The gathered statements as one: each statement's parts are CTEs of it (data-modifying CTEs all run, in one
+ * snapshot, so each sees none of the others' rows: the statements of one transaction name different tables or
+ * different rows, see `gatherRows`), and it selects the checks of `returnsEvery`, raising a refusal when one fails.
+ * The statement is atomic: sent with no BEGIN, it is a transaction of its own.
+ */
+function combinedStatement(entries: readonly Gathered[]): { text: string; values: unknown[] } {
+  const ctes: string[] = [];
+  const checks: string[] = [];
+  const values: unknown[] = [];
+  entries.forEach(({ statement, columns }, index) => {
+    const offset = values.length;
+    const parts = statement.parts ?? [statement.sql];
+    parts.forEach((part, at) => {
+      const shifted = part.replace(/\$(\d+)/gu, (_, number: string) => `$${Number(number) + offset}`);
+      ctes.push(`w${index}_${at} AS (${shifted})`);
+    });
+    values.push(...columns);
+    if (statement.returnsEvery === true) {
+      values.push(columns[0]?.length ?? 0);
+      checks.push(`(SELECT count(*) FROM w${index}_${parts.length - 1}) = $${values.length}::bigint`);
+    }
+  });
+  const refused =
+    checks.length === 0
+      ? 'NULL'
+      : `CASE WHEN ${checks.join(' AND ')} THEN NULL ELSE agentlanes_refuse('a gathered row was not found') END`;
+  return { text: `WITH ${ctes.join(', ')} SELECT ${refused} AS refused`, values };
+}
+
+/**
+ * Write every row the transaction of `query` gathered, the statements that may go together in one (see
+ * `combinedStatement`), the others alone. With `ownTransaction` (no commit check to run before a COMMIT), a
+ * transaction not begun yet is not begun: the combined statement is the whole transaction, one round trip with no
+ * BEGIN or COMMIT.
+ */
+async function writeTogether(tx: Transaction, query: PostgresQuery, ownTransaction: boolean): Promise<void> {
+  const state = transactions.get(query);
+  if (state === undefined || state.gathered.length === 0) return;
+  const entries = state.gathered.splice(0);
+  const together = entries.filter((entry) => combinable(entry.statement));
+  const separate = entries.filter((entry) => !combinable(entry.statement));
+  if (!ownTransaction || separate.length > 0) await begin(tx);
+  for (const entry of separate) {
+    await writeRows((sql, values) => send(tx.client, sql, values), entry.statement, entry.columns);
+  }
+  if (together.length === 0) return;
+  const { text, values } = combinedStatement(together);
+  await send(tx.client, text, values);
 }
 
 /** Write the rows the transaction of `query` gathered and has not written yet. */
@@ -256,24 +336,28 @@ async function runJob(tx: Transaction, query: PostgresQuery, job: Job): Promise<
 }
 
 /**
- * Every job straight in the open transaction, without a savepoint each (three round trips fewer per job): the
- * common case, where nothing fails. When a job fails, the transaction is rolled back: a batch of one job is then
- * settled with its error ('settled'); a larger one is begun again, to be run job by job in savepoints ('retry').
+ * Every job straight in the open transaction, without a savepoint each (three round trips fewer per job), and the
+ * rows they gathered in one statement at the end (`writeTogether`; with no commit check, and no job having sent a
+ * statement of its own, that statement is the whole transaction): the common case, where nothing fails. When a job
+ * fails, the transaction is rolled back: a batch of one job is then settled with its error ('settled'); a larger
+ * one is begun again, to be run job by job in savepoints ('retry'), as is any batch whose combined statement failed.
  * Jobs are SQL over the connection, so running one again after a rollback does what it did the first time.
  */
 async function runOptimistically(
   tx: Transaction,
   query: PostgresQuery,
   batch: readonly Job[],
+  uncheckedCommit: () => boolean,
 ): Promise<'ran' | 'settled' | 'retry'> {
   let current: Job | undefined;
+  const state = transactions.get(query);
   try {
     for (const job of batch) {
       current = job;
+      if (state !== undefined) state.reading = job.work.readOnly === true;
       job.outcome = { value: await job.work(query) };
     }
-    await writeGathered(query);
-    return 'ran';
+    if (state !== undefined) state.reading = false;
   } catch (error) {
     if (isConnectionFailure(error)) throw error;
     await rollBack(tx, 'ROLLBACK');
@@ -284,11 +368,22 @@ async function runOptimistically(
     for (const job of batch) delete job.outcome;
     return 'retry';
   }
+  try {
+    await writeTogether(tx, query, uncheckedCommit());
+    return 'ran';
+  } catch (error) {
+    // Which row failed (and its precise error: a duplicate key, a close of an unknown run) is learned job by job,
+    // each job's statements sent alone.
+    if (isConnectionFailure(error)) throw error;
+    await rollBack(tx, 'ROLLBACK');
+    for (const job of batch) delete job.outcome;
+    return 'retry';
+  }
 }
 
 /**
- * BEGIN, every job (optimistically, else job by job in savepoints), then the commit checks and COMMIT in one
- * message. 'failed': a commit check refused the transaction (rolled back; the jobs are to run again).
+ * Every job (optimistically, else job by job in savepoints), then, if a transaction was begun, the commit checks and
+ * COMMIT in one message. 'failed': a commit check refused the transaction (rolled back; the jobs are to run again).
  */
 async function runTransaction(
   tx: Transaction,
@@ -298,7 +393,10 @@ async function runTransaction(
   const { client } = tx;
   let checks = new Set<string>();
   const tags = tagsOf(batch);
-  const outcome = optimistic ? await runOptimistically(tx, queryOn(tx, checks, tags), batch) : 'retry';
+  // Commit checks are registered by the jobs as they run: whether there are any is asked once they ran.
+  const outcome = optimistic
+    ? await runOptimistically(tx, queryOn(tx, checks, tags), batch, () => checks.size === 0)
+    : 'retry';
   if (outcome === 'settled') return 'settled';
   if (outcome === 'retry') {
     // Checks of a rolled-back attempt go with it (a job run again registers its own again).

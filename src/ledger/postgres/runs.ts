@@ -24,6 +24,7 @@ const insertRunsSql: RowStatement = {
     $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::bigint[],
     $13::float8[], $14::text[], $15::text[], $16::text[])`,
   table: 'runs',
+  keyed: true,
   // A run opened twice is its opener's mistake; written job by job (after a failed batch), the rows are one open's.
   refuse: (error, rows) =>
     (error as { code?: unknown }).code === '23505'
@@ -41,6 +42,8 @@ const closeRunsSql: RowStatement = {
       $8::text[], $9::text[]) AS c(${runCloseColumns.join(', ')})
     WHERE runs.run_id = c.run_id RETURNING runs.run_id`,
   table: 'runs',
+  keyed: true,
+  returnsEvery: true,
   verify: (result, rows) => {
     const closed = new Set(result.rows.map((row) => row['run_id']));
     const missing = (rows[0] ?? []).find((runId) => !closed.has(runId)) as string | undefined;
@@ -73,7 +76,9 @@ export function createPostgresRuns(
     read(async (query) => (await query<RunRow>(sql, values)).rows);
   const methods: RunStore = {
     openRun: (record) =>
-      write((query) => gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), openRunColumns)))),
+      write((query) =>
+        gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), openRunColumns)), [record.runId]),
+      ),
     closeRun: (runId, close) =>
       write((query) =>
         gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), runCloseColumns)), [runId]),

@@ -172,6 +172,14 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE inbox ADD COLUMN sender_name TEXT;
   ALTER TABLE inbox ADD COLUMN sender_role TEXT;
   `,
+  // A refusal raised from inside a statement (SQLSTATE AL001, read as invalid_input): a transaction's writes sent as
+  // one statement with no BEGIN check there what the statements sent alone check after (postgres/queue.ts).
+  `
+  CREATE FUNCTION agentlanes_refuse(reason TEXT) RETURNS TEXT LANGUAGE plpgsql AS $$
+  BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'AL001', MESSAGE = reason;
+  END $$;
+  `,
 ];
 
 /** The schema version this build writes. */

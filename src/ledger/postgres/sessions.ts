@@ -1,6 +1,7 @@
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
 import type { PostgresAccess } from './access.js';
-import { insertSql, valuesOf } from './rows.js';
+import { gatherRows, type RowStatement } from './queue.js';
+import { valuesOf } from './rows.js';
 import type { SessionStore } from '../contract/session-store.js';
 import { sessionRow } from '../sql/params.js';
 import { toSessionRecord, type SessionRow } from '../sql/rows.js';
@@ -14,10 +15,15 @@ const columns = [
   'updated_at',
   'tool_policy',
 ] as const;
-const putSql = `${insertSql('sessions', columns)}
+/** Session records, gathered from every put of a transaction into one statement (see `gatherRows`). */
+const putSessionsSql: RowStatement = {
+  sql: `INSERT INTO sessions (${columns.join(', ')})
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[])
   ON CONFLICT (session_key) DO UPDATE SET override = excluded.override, snapshot = excluded.snapshot,
     epoch = excluded.epoch, last_seq = excluded.last_seq, updated_at = excluded.updated_at,
-    tool_policy = excluded.tool_policy`;
+    tool_policy = excluded.tool_policy`,
+  table: 'sessions',
+};
 
 /** Create the session store on the Postgres ledger; a corrupt record is skipped (and reported) in lists. */
 export function createPostgresSessions(
@@ -32,10 +38,16 @@ export function createPostgresSessions(
         ]);
         return rows[0] === undefined ? undefined : toSessionRecord(rows[0]);
       }),
+    // Keyed by session: a second put of one session in a transaction goes in a statement after the first.
     putSession: (record) =>
-      write(async (query) => {
-        await query(putSql, valuesOf(sessionRow(record), columns));
-      }),
+      write((query) =>
+        gatherRows(
+          query,
+          putSessionsSql,
+          valuesOf(sessionRow(record), columns).map((value) => [value]),
+          [record.sessionKey],
+        ),
+      ),
     listSessions: () =>
       read(async (query) => {
         const { rows } = await query<SessionRow>('SELECT * FROM sessions ORDER BY session_key');
