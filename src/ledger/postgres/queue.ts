@@ -122,6 +122,14 @@ export interface RowStatement {
   readonly refuse?: (error: unknown, columns: readonly (readonly unknown[])[]) => unknown;
 }
 
+/** The pattern of a table's name in a statement's text, by table. */
+const tableNames = new Map<string, RegExp>();
+function namesOf(table: string): RegExp {
+  let names = tableNames.get(table);
+  if (names === undefined) tableNames.set(table, (names = new RegExp(`\\b${table}\\b`, 'u')));
+  return names;
+}
+
 /** Rows gathered for one statement, and the pattern of its table's name in another statement's text. */
 interface Gathered {
   readonly statement: RowStatement;
@@ -170,7 +178,7 @@ export async function gatherRows(
   if (!ofTable.every(apart)) await state.write(statement.table);
   const open = state.gathered.find((entry) => entry.statement === statement);
   if (open === undefined) {
-    const names = new RegExp(`\\b${statement.table}\\b`, 'u');
+    const names = namesOf(statement.table);
     state.gathered.push({
       statement,
       columns: columns.map((column) => [...column]),
@@ -261,27 +269,56 @@ const combinable = (statement: RowStatement): boolean =>
  * The statement is atomic: sent with no BEGIN, it is a transaction of its own.
  */
 function combinedStatement(entries: readonly Gathered[]): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  for (const { statement, columns } of entries) {
+    values.push(...columns);
+    if (statement.returnsEvery === true) values.push(columns[0]?.length ?? 0);
+  }
+  return { text: combinedText(entries.map((entry) => entry.statement)), values };
+}
+
+/** The texts of combined statements, by their statements (a transaction's mix repeats: built once each). */
+const combinedTexts = new Map<string, string>();
+const statementIds = new WeakMap<RowStatement, number>();
+let nextStatementId = 0;
+
+/** The text of the statement combining `statements`, in that order (its values as `combinedStatement` lists them). */
+function combinedText(statements: readonly RowStatement[]): string {
+  const key = statements
+    .map((statement) => {
+      let id = statementIds.get(statement);
+      if (id === undefined) statementIds.set(statement, (id = nextStatementId++));
+      return id;
+    })
+    .join(',');
+  const known = combinedTexts.get(key);
+  if (known !== undefined) return known;
   const ctes: string[] = [];
   const checks: string[] = [];
-  const values: unknown[] = [];
-  entries.forEach(({ statement, columns }, index) => {
-    const offset = values.length;
+  let offset = 0;
+  statements.forEach((statement, index) => {
     const parts = statement.parts ?? [statement.sql];
+    let highest = 0;
     parts.forEach((part, at) => {
-      const shifted = part.replace(/\$(\d+)/gu, (_, number: string) => `$${Number(number) + offset}`);
+      const shifted = part.replace(/\$(\d+)/gu, (_, number: string) => {
+        highest = Math.max(highest, Number(number));
+        return `$${Number(number) + offset}`;
+      });
       ctes.push(`w${index}_${at} AS (${shifted})`);
     });
-    values.push(...columns);
+    offset += highest;
     if (statement.returnsEvery === true) {
-      values.push(columns[0]?.length ?? 0);
-      checks.push(`(SELECT count(*) FROM w${index}_${parts.length - 1}) = $${values.length}::bigint`);
+      offset += 1;
+      checks.push(`(SELECT count(*) FROM w${index}_${parts.length - 1}) = $${offset}::bigint`);
     }
   });
   const refused =
     checks.length === 0
       ? 'NULL'
       : `CASE WHEN ${checks.join(' AND ')} THEN NULL ELSE agentlanes_refuse('a gathered row was not found') END`;
-  return { text: `WITH ${ctes.join(', ')} SELECT ${refused} AS refused`, values };
+  const text = `WITH ${ctes.join(', ')} SELECT ${refused} AS refused`;
+  combinedTexts.set(key, text);
+  return text;
 }
 
 /**
