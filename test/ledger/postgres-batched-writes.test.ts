@@ -148,7 +148,11 @@ describe('the Postgres ledger, statements per write and read', () => {
     ]);
 
     expect(sent).toHaveLength(1);
-    expect(statementsIn(sent[0] as string).map((text) => /^\w+ (INTO )?\w+/u.exec(text)?.[0]).sort()).toEqual([
+    expect(
+      statementsIn(sent[0] as string)
+        .map((text) => /^\w+ (INTO )?\w+/u.exec(text)?.[0])
+        .sort(),
+    ).toEqual([
       'INSERT INTO events',
       'INSERT INTO inbox',
       'INSERT INTO meta',
