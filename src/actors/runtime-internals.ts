@@ -28,6 +28,7 @@ import type { SessionTools } from './session-api.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from '../events/index.js';
 import { decideInto, pausedPlanOf, stepsFromEvents } from './session-pause.js';
+import { planEndWritten } from './session-runs.js';
 import { createSessionMachine } from './session-machine.js';
 import { resolveQueueSettings, type QueueSettingsInput } from '../policies/index.js';
 
@@ -74,6 +75,7 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
   return {
     key: session.key,
     emit: (event) => internals.emit(session, event),
+    delivered: () => internals.bus.deliveredThrough(internals.bus.cursor),
     pausedRun() {
       const { run, pause } = context();
       if (run !== null && pause !== null) return { runId: run.runId, state: pause.state };
@@ -82,11 +84,18 @@ export function sessionControlOf(internals: RuntimeInternals, session: LiveSessi
     },
     pausedPlan: () => pausedPlanOf(context()),
     holdPlan: (runId) => session.actor.send({ type: 'PLAN.HELD', runId }),
-    pausePlan: (runId, steps, at) => session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at }),
+    pausePlan: (runId, steps, at, written) =>
+      session.actor.send({ type: 'PLAN.PAUSED', runId, steps, at, written }),
     run: (kind, runId, body) => runInSession(internals, session, { kind, runId, body }),
     persist: () => internals.registry.persist(session),
-    releasePlan: (runId, summary) =>
-      session.actor.send({ type: 'PLAN.ENDED', runId, ...(summary === undefined ? {} : { summary }) }),
+    releasePlan: (runId, ended) => {
+      if (ended !== undefined) planEndWritten(ended.summary, ended.written);
+      session.actor.send({
+        type: 'PLAN.ENDED',
+        runId,
+        ...(ended === undefined ? {} : { summary: ended.summary }),
+      });
+    },
     answerCall: (call, answer) =>
       decideInto(session.actor, { type: 'DECIDE', toolCallId: call.toolCallId, answer }),
   };

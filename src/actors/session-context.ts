@@ -165,6 +165,11 @@ export interface SessionContext {
 export interface RunSettled {
   readonly type: 'run.settled';
   readonly result: RunResult;
+  /**
+   * A plan run's pause: settles once the plan recorded it and its events were delivered (an end's, and an agent
+   * run's pause, are known by the result: `writeOf` in session-runs.ts).
+   */
+  readonly written?: Promise<void>;
 }
 
 /**
@@ -271,7 +276,13 @@ export type SessionEvent =
   | DecideEvent
   | { type: 'RUN.NOT_STARTED'; at: number }
   | { type: 'PLAN.HELD'; runId: string }
-  | { type: 'PLAN.PAUSED'; runId: string; steps: readonly PlanStepWait[]; at: number }
+  | {
+      type: 'PLAN.PAUSED';
+      runId: string;
+      steps: readonly PlanStepWait[];
+      at: number;
+      written?: Promise<void>;
+    }
   | { type: 'PLAN.ENDED'; runId: string; summary?: RunSummary };
 
 /**

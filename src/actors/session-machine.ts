@@ -227,7 +227,9 @@ export function createSessionMachine(deps: SessionMachineDeps) {
       // `waitForEnd()` listens for this (actor.on): a run's or a plan run's pause or end, after its events went out.
       settled: enqueueActions(({ event, enqueue }) => {
         const result = settledResult(event);
-        if (result !== undefined) enqueue.emit({ type: 'run.settled', result });
+        if (result === undefined) return;
+        const written = event.type === 'PLAN.PAUSED' ? event.written : undefined;
+        enqueue.emit({ type: 'run.settled', result, ...(written === undefined ? {} : { written }) });
       }),
       // An abort or an interrupting message ends the plan runs the session holds, running (aborted: the step in
       // flight sees its signal) or paused (closed); the interrupting message then runs first.

@@ -96,6 +96,17 @@ export function writeOf(result: RunResult): Promise<RunResult> | undefined {
   return writes.get(result);
 }
 
+/**
+ * A plan run's end, which the plan records itself: `written` settles once its close was recorded and its
+ * `run.ended` delivered. Told before the machine adopts the end (PLAN.ENDED), so `waitForEnd()` answers it then.
+ */
+export function planEndWritten(summary: RunSummary, written: Promise<void>): void {
+  writes.set(
+    summary,
+    written.then(() => summary),
+  );
+}
+
 /** Abort the handle's run unless it is already aborted. */
 function abortHandle(handle: RunHandle, status: AbortStatus, reason: string): void {
   if (!handle.controller.signal.aborted) handle.controller.abort(runAbortReason(status, reason));
@@ -329,14 +340,12 @@ const seenEnds = new WeakSet<RunResult>();
 /**
  * The answer for a pause or end the machine adopted, once what the ledger holds of it is known: an agent run's end
  * or pause is written where the machine adopts it (`writeOf`, above), and answered with what that write
- * left in the ledger (a failed commit's rewrite) once its events were delivered. A plan run's pause or end was
- * recorded by the plan before it reached the machine: answered once the events emitted up to now were delivered.
+ * left in the ledger (a failed commit's rewrite) once its events were delivered. A plan run records its own pause
+ * or end: answered once that was recorded and its events delivered (`written`, which the plan hands the machine).
  */
-function answerWhenWritten(internals: RuntimeInternals, result: RunResult): Promise<WaitResult> {
+function answerWhenWritten(result: RunResult, written: Promise<void> | undefined): Promise<WaitResult> {
   const write = writeOf(result);
-  if (write === undefined) {
-    return internals.bus.deliveredThrough(internals.bus.cursor).then(() => answerOf(result));
-  }
+  if (write === undefined) return (written ?? Promise.resolve()).then(() => answerOf(result));
   return write.then((written) => {
     seenEnds.add(written);
     return answerOf(written);
@@ -350,11 +359,11 @@ function answerWhenWritten(internals: RuntimeInternals, result: RunResult): Prom
 function waitOn(internals: RuntimeInternals, session: LiveSession, timeoutMs: number): Promise<WaitResult> {
   const { clock } = internals.services;
   return new Promise<WaitResult>((resolve) => {
-    const subscription = session.actor.on('run.settled', ({ result }) => {
+    const subscription = session.actor.on('run.settled', ({ result, written }) => {
       subscription.unsubscribe();
       clock.clearTimeout(timer);
       seenEnds.add(result);
-      void answerWhenWritten(internals, result).then(resolve);
+      void answerWhenWritten(result, written).then(resolve);
     });
     const timer = clock.setTimeout(() => {
       subscription.unsubscribe();
@@ -391,7 +400,7 @@ export function waitForRun(
     seenEnds.add(ended);
     // Its close may still be committing: the answer is what the ledger holds once it did.
     const write = writeOf(ended);
-    if (write !== undefined) return answerWhenWritten(internals, ended);
+    if (write !== undefined) return answerWhenWritten(ended, undefined);
     return Promise.resolve({ status: 'ended', run: ended });
   }
   return waitOn(internals, session, timeoutMs);

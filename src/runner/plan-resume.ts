@@ -180,7 +180,9 @@ async function resumeHold(
   try {
     await Promise.all(writes);
   } catch (error) {
-    if (paused?.runId === runId) control.pausePlan(runId, paused.steps, scope.services.clock.now());
+    // Nothing of the failed resume is left to write: the pause is answered once its events so far are out.
+    if (paused?.runId === runId)
+      control.pausePlan(runId, paused.steps, scope.services.clock.now(), control.delivered());
     throw error;
   }
 }

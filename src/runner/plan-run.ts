@@ -190,10 +190,37 @@ function pausePlanRun(
   const { services, control } = scope;
   const writes = [services.ledger.setRunStatus(runId, 'awaiting_approval')];
   const steps = awaiting.map((stepId) => ({ stepId, tool: tools.get(stepId) ?? '' }));
-  control.pausePlan(runId, steps, services.clock.now());
+  const written = createDeferred<void>();
+  control.pausePlan(runId, steps, services.clock.now(), written.promise);
   writes.push(control.persist());
   control.emit({ type: 'run.paused', runId, state: 'awaiting_approval', toolCallIds: [...awaiting] });
+  void settledAndDelivered(control, writes).then(() => written.resolve());
   return writes;
+}
+
+/**
+ * What `waitForEnd()` waits for before it answers a plan run's pause or end: the writes recording it settled, and
+ * every event emitted up to now (its `run.paused` or `run.ended`, which go out after the session took it in)
+ * delivered.
+ */
+function settledAndDelivered(control: SessionControl, writes: readonly Promise<unknown>[]): Promise<void> {
+  return Promise.allSettled([...writes, control.delivered()]).then(() => undefined);
+}
+
+/**
+ * The session lets an ended plan run go (`releasePlan`), then `announce` emits its end: `waitForEnd()` answers it
+ * once `writes` settled and the announcement was delivered.
+ */
+function releaseEnded(
+  control: SessionControl,
+  summary: RunSummary,
+  writes: readonly Promise<unknown>[],
+  announce: () => void,
+): void {
+  const written = createDeferred<void>();
+  control.releasePlan(summary.runId, { summary, written: written.promise });
+  announce();
+  void settledAndDelivered(control, writes).then(() => written.resolve());
 }
 
 /** Wait for a segment's writes; one that failed makes the answer `ledger_unavailable` (the cause attached). */
@@ -305,8 +332,9 @@ async function previewRun(scope: SessionScope, start: PlanStart, startedAt: numb
   const endedAt = services.clock.now();
   await services.ledger.closeRun(runId, { status: 'completed', endedAt, text, usage, cost: 0 });
   const summary = { runId, status: 'completed' as const, text, messageIds: [], startedAt, endedAt };
-  control.releasePlan(runId, summary);
-  control.emit({ type: 'run.ended', runId, status: 'completed', text, usage, durationMs: 0 });
+  releaseEnded(control, summary, [], () =>
+    control.emit({ type: 'run.ended', runId, status: 'completed', text, usage, durationMs: 0 }),
+  );
   return { runId, status: 'preview', results };
 }
 
@@ -355,9 +383,10 @@ export function endPlanRun(
     ...error,
   };
   // The session lets the plan go (queued messages drain) before run.ended is out.
-  control.releasePlan(runId, summary);
   const durationMs = endedAt - segment.startedAt;
-  control.emit({ type: 'run.ended', runId, status, text, usage, durationMs, ...error });
+  releaseEnded(control, summary, [closed], () =>
+    control.emit({ type: 'run.ended', runId, status, text, usage, durationMs, ...error }),
+  );
   return closed;
 }
 
@@ -447,11 +476,13 @@ function closePaused(
   const error: ErrorInfo = { code: 'cancelled', message: `the plan was ${status}` };
   writes.push(ledger.closeRun(runId, { status, endedAt: now, text, usage, cost: 0, error }));
   const startedAt = run.startedAt;
-  control.releasePlan(runId, { runId, status, text, messageIds: [], startedAt, endedAt: now, error });
-  for (const step of waiting) {
-    const { stepId: toolCallId, tool } = step;
-    control.emit({ type: 'approval.resolved', runId, toolCallId, tool, decision: 'cancelled' });
-  }
-  control.emit({ type: 'run.ended', runId, status, text, usage, durationMs: now - startedAt, error });
+  const summary: RunSummary = { runId, status, text, messageIds: [], startedAt, endedAt: now, error };
+  releaseEnded(control, summary, writes, () => {
+    for (const step of waiting) {
+      const { stepId: toolCallId, tool } = step;
+      control.emit({ type: 'approval.resolved', runId, toolCallId, tool, decision: 'cancelled' });
+    }
+    control.emit({ type: 'run.ended', runId, status, text, usage, durationMs: now - startedAt, error });
+  });
   return writes;
 }

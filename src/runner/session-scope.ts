@@ -52,6 +52,12 @@ export interface PausedPlan {
   readonly steps: readonly PlanStepWait[];
 }
 
+/** How a plan run ended, for its session (`SessionControl.releasePlan`). */
+export interface PlanEnd {
+  readonly summary: RunSummary;
+  readonly written: Promise<void>;
+}
+
 /**
  * What plan runs, undo and operator decisions need of a live session, implemented above `runner/` over its actor:
  * its events (delivered at once, not held for a run's adoption) and the machine events of plans and pauses.
@@ -61,14 +67,19 @@ export interface SessionControl {
   readonly key: string;
   /** Stamp, record and deliver an event on this session. */
   emit(event: EventInput): void;
+  /** Resolves once every event emitted so far was delivered to the runtime's streams (or its write failed). */
+  delivered(): Promise<void>;
   /** The run or plan run of this session that is paused now, and how. */
   pausedRun(): { readonly runId: string; readonly state: PauseState } | undefined;
   /** The plan run this session holds paused, if any. */
   pausedPlan(): PausedPlan | undefined;
   /** The session holds plan run `runId` as running (messages queue): `PLAN.HELD`. */
   holdPlan(runId: string): void;
-  /** The session holds the plan paused on `steps` (`PLAN.PAUSED`), so its snapshot keeps it. */
-  pausePlan(runId: string, steps: readonly PlanStepWait[], at: number): void;
+  /**
+   * The session holds the plan paused on `steps` (`PLAN.PAUSED`), so its snapshot keeps it. `written` settles once
+   * the pause is recorded and its events delivered: `waitForEnd()` answers the pause then.
+   */
+  pausePlan(runId: string, steps: readonly PlanStepWait[], at: number, written: Promise<void>): void;
   /**
    * Run `body` as a run of kind `kind` of the session: the session machine starts it on entering `running`, at
    * once when no run is active, else after the active run (and the plan runs and undos handed it before). Its
@@ -78,8 +89,11 @@ export interface SessionControl {
   run<T>(kind: 'plan' | 'undo', runId: string, body: (signal: AbortSignal) => Promise<T>): Promise<T>;
   /** Persist the session's snapshot. */
   persist(): Promise<void>;
-  /** The session lets the plan go, its queue drains (`PLAN.ENDED`, with the run's summary when it ended). */
-  releasePlan(runId: string, summary?: RunSummary): void;
+  /**
+   * The session lets the plan go, its queue drains (`PLAN.ENDED`): with the run's end when it ended, whose
+   * `written` settles once the close is recorded and `run.ended` delivered (`waitForEnd()` answers the end then).
+   */
+  releasePlan(runId: string, ended?: PlanEnd): void;
   /**
    * Answer waiting call `call` of the paused run with an answer of kind `answer` (the session machine's DECIDE):
    * returns the pause state after it (absent when nothing waits and the run goes on). An answer the machine

@@ -11,6 +11,7 @@ import {
 import { sequentialIds } from 'agentlanes/clock';
 import { type RunRecord } from 'agentlanes/ledger';
 import { fakeClock, scriptedModel, type FakeClock, type Script } from 'agentlanes/testing';
+import { createDeferred } from '../../src/core/deferred.js';
 import { errorOf } from '../support/error-of.js';
 import { ledgerKinds, tempLedgerPath } from '../support/temp-ledger.js';
 
@@ -114,6 +115,32 @@ describe.each(['memory', 'sqlite'] as const)('a paused plan on the %s ledger', (
       ['plan', 'completed'],
       ['scripted', 'completed'],
     ]);
+    await close();
+  });
+
+  it("answers waitForEnd on the plan's end once its run.ended reached the streams, not before", async () => {
+    const { runtime, chat, close } = start(ledgerKinds[kind]());
+    const paused = await chat.executePlan(payPlan);
+    const seen: RuntimeEvent[] = [];
+    const resumed = createDeferred<void>();
+    const stop = new AbortController();
+    const streaming = (async () => {
+      for await (const event of runtime.events({ after: runtime.eventCursor(), signal: stop.signal })) {
+        seen.push(event);
+        if (event.type === 'run.resumed') resumed.resolve();
+      }
+    })();
+    const approving = chat.approvePlan({ runId: paused.runId, stepIds: ['pay'] });
+    // The session holds the plan as running again: waitForEnd waits for its end.
+    await resumed.promise;
+    const ended = await chat.waitForEnd();
+    expect(ended).toMatchObject({ status: 'ended', run: { runId: paused.runId, status: 'completed' } });
+    expect(seen.filter((event) => event.type === 'run.ended').map((event) => event.runId)).toEqual([
+      paused.runId,
+    ]);
+    expect(await approving).toMatchObject({ status: 'completed' });
+    stop.abort();
+    await streaming.catch(() => undefined);
     await close();
   });
 
