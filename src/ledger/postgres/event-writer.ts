@@ -65,6 +65,7 @@ export async function insertEvents(
   events: readonly RuntimeEvent[],
   numbering: 'checked' | 'renumber' = 'checked',
 ): Promise<void> {
+  if (events.length === 0) return;
   let end = endInTransaction.get(query);
   if (numbering === 'renumber') {
     end ??= Number((await query<{ cursor: number }>(turnSql)).rows[0]?.cursor ?? 0);
