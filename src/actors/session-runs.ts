@@ -399,9 +399,7 @@ export function waitForRun(
     if (ended === undefined || seenEnds.has(ended)) return Promise.resolve({ status: 'idle' });
     seenEnds.add(ended);
     // Its close may still be committing: the answer is what the ledger holds once it did.
-    const write = writeOf(ended);
-    if (write !== undefined) return answerWhenWritten(ended, undefined);
-    return Promise.resolve({ status: 'ended', run: ended });
+    return answerWhenWritten(ended, undefined);
   }
   return waitOn(internals, session, timeoutMs);
 }
