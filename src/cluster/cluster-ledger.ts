@@ -99,7 +99,7 @@ function sessionWrites(
     appendMessage: (record) => view(record.sessionKey).appendMessage(record),
     updateMessages: (sessionKey, ids, update) => view(sessionKey).updateMessages(sessionKey, ids, update),
     openRun: (record) => view(learn(record).sessionKey).openRun(record),
-    closeRun: (runId, close) => withRun(runId, (target) => target.closeRun(runId, close)),
+    closeRun: (runId, close, options) => withRun(runId, (target) => target.closeRun(runId, close, options)),
     setRunStatus: (runId, status, progress) =>
       withRun(runId, (target) => target.setRunStatus(runId, status, progress)),
     appendTurns: (records) =>

@@ -13,6 +13,7 @@ export {
   type OpenRunStatus,
   type RunRecord,
   type RunClose,
+  type RunCloseOptions,
   type RunProgress,
   type RunStore,
 } from './contract/run-store.js';
@@ -64,7 +65,7 @@ export { createPostgresLedger, type PostgresLedger, type PostgresLedgerOptions }
 export type { SessionFence } from './postgres/fence.js';
 export { translatePostgresError } from './postgres/errors.js';
 export { numericInt8Types, postgresSchemaPattern } from './postgres/connection.js';
-export { isFileFailure } from './sqlite/connection.js';
+export { isFileFailure } from './sqlite/file.js';
 export type { FenceLease } from './postgres/fence.js';
 export { applyMigrations } from './postgres/schema.js';
 export { writerLockPath } from './sqlite/lock.js';

@@ -23,6 +23,7 @@ export {
   type RunStore,
   type RunRecord,
   type RunClose,
+  type RunCloseOptions,
   type RunProgress,
   pausedRunStatuses,
   type PausedRunStatus,

@@ -22,6 +22,7 @@ import { describePlansContract } from './ledger-plans.contract.js';
 import { describeProfilesContract } from './ledger-profiles.contract.js';
 import { describeRecoveryContract } from './ledger-recovery.contract.js';
 import { describeSessionBatchContract } from './ledger-session-batch.contract.js';
+import { describeCloseAfterContract } from './ledger-close-after.contract.js';
 import { describeRunsContract } from './ledger-runs.contract.js';
 import { describeSessionsContract } from './ledger-sessions.contract.js';
 import { describeToolCallsContract } from './ledger-tool-calls.contract.js';
@@ -92,13 +93,15 @@ function describeCloseContract(current: () => Ledger): void {
 
 /**
  * Declare the tests every `Ledger` implementation must pass: one suite per store (each typed against its store's
- * interface), the reads a restart makes across them, and close. `makeLedger` gives a fresh, empty ledger for
- * each test; `cleanup` runs after it is closed.
+ * interface), the reads a restart makes across them, and close; with `capabilities`, the suites of the optional
+ * parts it implements (`closesWith`). `makeLedger` gives a fresh, empty ledger for each test; `cleanup` runs after
+ * it is closed.
  */
 export function describeLedgerContract(
   name: string,
   makeLedger: () => Promise<Ledger> | Ledger,
   cleanup?: () => Promise<void>,
+  capabilities: { readonly closesWith?: boolean } = {},
 ): void {
   describe(`Ledger contract: ${name}`, () => {
     let ledger: Ledger;
@@ -128,5 +131,6 @@ export function describeLedgerContract(
     describeRecoveryContract(current);
     describeSessionBatchContract(current);
     describeCloseContract(current);
+    if (capabilities.closesWith === true) describeCloseAfterContract(current);
   });
 }

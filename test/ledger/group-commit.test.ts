@@ -153,3 +153,47 @@ describe('createGroupCommit, a failed write', () => {
     expect(rows()).toEqual([4]);
   });
 });
+
+describe('createGroupCommit, where its writes stand', () => {
+  it('knows at once which writes may still commit, and why one failed: alone, or with its COMMIT', async () => {
+    const { db, insert } = realDatabase();
+    const scheduled: Array<() => void> = [];
+    const commits = createGroupCommit(db, (commit) => scheduled.push(commit));
+    const pending = commits.write(() => insert.run(1), 'one');
+    const refused = commits.write(() => insert.run(null), 'one');
+    expect(commits.unfailed([pending])).toBe(true);
+    expect(commits.failureOf(pending)).toBeUndefined();
+    expect(commits.unfailed([pending, refused])).toBe(false);
+    expect(commits.failureOf(refused)?.message).toMatch(/NOT NULL/);
+    await expect(refused).rejects.toThrow(/NOT NULL/);
+    scheduled.shift()?.();
+    await pending;
+    expect(commits.unfailed([pending])).toBe(true);
+    let diskFull = false;
+    commits.beforeCommit(() => {
+      if (diskFull) throw new Error('disk full');
+    });
+    const lost = commits.write(() => insert.run(2), 'one');
+    diskFull = true;
+    scheduled.shift()?.();
+    // Known as the COMMIT failed, before the write's own handlers ran.
+    expect(commits.unfailed([lost])).toBe(false);
+    expect(commits.failureOf(lost)?.message).toBe('disk full');
+    await expect(lost).rejects.toThrow('disk full');
+    expect(commits.unfailed([Promise.resolve()])).toBe(false);
+    expect(commits.failureOf(Promise.resolve())).toBeUndefined();
+  });
+
+  it('rejects each write with its failure as `coded` says it', async () => {
+    const { db, insert } = realDatabase();
+    const scheduled: Array<() => void> = [];
+    const coded = (error: unknown) => new Error(`coded: ${(error as Error).message}`);
+    const commits = createGroupCommit(db, (commit) => scheduled.push(commit), undefined, coded);
+    const refused = commits.write(() => insert.run(null), 'one');
+    await expect(refused).rejects.toThrow(/^coded: NOT NULL/);
+    expect(commits.failureOf(refused)?.message).toMatch(/^coded: NOT NULL/);
+    const kept = commits.write(() => insert.run(1), 'one');
+    scheduled.shift()?.();
+    await kept;
+  });
+});

@@ -14,6 +14,7 @@ describeLedgerContract(
   async () => {
     for (const ledger of opened.splice(0)) await ledger.close();
   },
+  { closesWith: true },
 );
 
 describe('createPostgresLedger', () => {

@@ -87,7 +87,7 @@ describe('event appends in one transaction of the queue', () => {
     });
     const append = (id: string, then?: 'fail') =>
       events.run(async (query) => {
-        await insertEvents(query, [steered(id)], 'renumber');
+        await insertEvents(query, [steered(id)], new Set(), 'renumber');
         if (then === 'fail') throw new Error(`${id} failed after its append`);
       });
     // One batch: two appends share the transaction's turn; the failing job's append is rolled back with it.

@@ -38,6 +38,7 @@ describeLedgerContract(
   async () => {
     for (const ledger of opened.splice(0)) await ledger.close();
   },
+  { closesWith: true },
 );
 
 function event(cursor: number, fields: Partial<RuntimeEvent> & Pick<RuntimeEvent, 'type'>): RuntimeEvent {

@@ -3,7 +3,12 @@ import { tempLedgerPath } from '../support/temp-ledger.js';
 import { rawRows, statementsDuring as sqlStatementsDuring } from '../support/sqlite-statements.js';
 import { isRuntimeError } from 'agentlanes';
 import { createSqliteLedger } from '../../src/ledger/sqlite/ledger.js';
-import { rowsPerStatement } from '../../src/ledger/sqlite/row-batches.js';
+import Database from 'better-sqlite3';
+import {
+  createRowBatches,
+  rowsPerStatement,
+  type RowBatchKind,
+} from '../../src/ledger/sqlite/row-batches.js';
 import { message, run, turn } from '../contracts/ledger-fixtures.contract.js';
 
 /** A fresh ledger file, removed after the test. */
@@ -210,5 +215,90 @@ describe('the SQLite ledger row batches', () => {
     await ledger.close();
     const stored = rawRows(path, 'SELECT idx FROM turns ORDER BY id') as { idx: number }[];
     expect(stored.map((row) => row.idx)).toEqual(Array.from({ length: count }, (_, index) => index));
+  });
+});
+
+/** A database capped at a few pages, in a transaction, with a table `t` a row kind writes one value at a time. */
+function cappedDatabase() {
+  const db = new Database(':memory:');
+  db.pragma('page_size = 1024');
+  db.exec('CREATE TABLE t (x BLOB NOT NULL)');
+  db.pragma('max_page_count = 8');
+  db.exec('BEGIN');
+  const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
+  const kind: RowBatchKind<Buffer | null> = {
+    phase: 'insert',
+    writeMany: () => false,
+    writeOne: (row) => insert.run(row),
+  };
+  return { db, kind };
+}
+
+describe('createRowBatches, a row that fails', () => {
+  it('fails that write alone when the row is refused (a constraint), and writes the others', () => {
+    const { db, kind } = cappedDatabase();
+    const batches = createRowBatches(db);
+    const add = batches.define(kind);
+    const failed: string[] = [];
+    add(Buffer.alloc(8), (error) => failed.push(`first: ${error.message}`));
+    add(null, (error) => failed.push(`second: ${error.message}`));
+    add(Buffer.alloc(8), (error) => failed.push(`third: ${error.message}`));
+    batches.flush();
+    expect(failed).toEqual([expect.stringMatching(/^second: NOT NULL/)]);
+    expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 2 });
+    db.close();
+  });
+
+  it('fails the transaction, not the write alone, when the file fails under a row and leaves it open', () => {
+    const { db, kind } = cappedDatabase();
+    const batches = createRowBatches(db);
+    // SQLite may leave the transaction open after an I/O error or a full disk (it rolls back only some statements).
+    const ioError = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' });
+    const add = batches.define<Buffer | null>({
+      ...kind,
+      writeOne: (row) => {
+        if (row?.length === 2) throw ioError;
+        kind.writeOne(row);
+      },
+    });
+    const failed: string[] = [];
+    add(Buffer.alloc(8), (error) => failed.push(`first: ${error.message}`));
+    add(Buffer.alloc(2), (error) => failed.push(`second: ${error.message}`));
+    expect(db.inTransaction).toBe(true);
+    // What was written with it (a run's close with its turns) must not commit without it: the batch is lost.
+    expect(() => batches.flush()).toThrow(ioError);
+    expect(failed).toEqual([]);
+    // And it stays lost: its COMMIT fails with the same error.
+    expect(() => batches.flush()).toThrow(ioError);
+    db.close();
+  });
+
+  it('fails the transaction when the file is full and SQLite rolled it back (SQLITE_FULL)', () => {
+    const { db, kind } = cappedDatabase();
+    const batches = createRowBatches(db);
+    const add = batches.define(kind);
+    const failed: string[] = [];
+    add(Buffer.alloc(8), (error) => failed.push(`small: ${error.message}`));
+    add(Buffer.alloc(64 * 1024), (error) => failed.push(`large: ${error.message}`));
+    expect(() => batches.flush()).toThrow(expect.objectContaining({ code: 'SQLITE_FULL' }));
+    expect(failed).toEqual([]);
+    db.close();
+  });
+
+  it('does not write a row its kind blocks (a close after a failed turn), failing its write with that error', () => {
+    const { db, kind } = cappedDatabase();
+    const batches = createRowBatches(db);
+    const blocked = new Error('a turn it was tied to failed');
+    const add = batches.define<Buffer | null>({
+      ...kind,
+      blockedBy: (row) => (row?.length === 1 ? blocked : undefined),
+    });
+    const failed: unknown[] = [];
+    add(Buffer.alloc(8), (error) => failed.push(error));
+    add(Buffer.alloc(1), (error) => failed.push(error));
+    batches.flush();
+    expect(failed).toEqual([blocked]);
+    expect(db.prepare('SELECT length(x) AS size FROM t').all()).toEqual([{ size: 8 }]);
+    db.close();
   });
 });

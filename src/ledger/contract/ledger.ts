@@ -43,6 +43,14 @@ export interface Ledger
    * events, its turns, its end) commits with the opening or after it, and its tools wait for it. @default false
    */
   readonly writesCommitInOrder?: boolean;
+  /**
+   * Whether a run's close called now with `{ after: writes }` commits only if each of `writes` (promises this
+   * ledger's writes returned) does: none failed yet, and the ledger settles them first (in the close's transaction,
+   * which fails whole on a storage fault, or in one before it) and fails the close, unwritten, when one of them
+   * failed. The close then goes in at once, in its turns' transaction, instead of one COMMIT after them. False when
+   * one failed or is not known here. @default absent: the caller waits for them first
+   */
+  closesWith?(writes: readonly Promise<void>[]): boolean;
   /** Commit what is pending and release the ledger; every method rejects with `runtime_closed` afterwards. */
   close(): Promise<void>;
 }

@@ -50,12 +50,22 @@ export interface RunClose {
   readonly error?: ErrorInfo;
 }
 
+/** What a run's close is tied to. */
+export interface RunCloseOptions {
+  /**
+   * The run's earlier writes (promises this ledger returned: its opening, its turns) the close must not commit
+   * without. A ledger that answers `closesWith` for them fails the close, unwritten, with the error of one that
+   * failed; others may ignore it (their callers wait for these writes first).
+   */
+  readonly after?: readonly Promise<void>[];
+}
+
 /** Where runs are kept: opened, paused and resumed, closed. */
 export interface RunStore {
   /** Record a run as it starts; a run id already recorded is refused (`invalid_input`). */
   openRun(record: RunRecord): Promise<void>;
   /** End a run, running or paused; `not_found` when there is none. */
-  closeRun(runId: string, close: RunClose): Promise<void>;
+  closeRun(runId: string, close: RunClose, options?: RunCloseOptions): Promise<void>;
   /** The run; undefined when it was never opened. */
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** A session's runs in start order. */

@@ -1,4 +1,5 @@
 import type { PostgresWork } from './queue.js';
+import type { RefusedCloses } from '../sql/params.js';
 
 /**
  * How the Postgres ledger's stores run their work: every read and write goes through one ordered queue, so a read
@@ -11,4 +12,8 @@ export interface PostgresAccess {
   readonly readEventLog: <T>(work: PostgresWork<T>) => Promise<T>;
   /** The schema the tables live in. */
   readonly schema: string;
+  /** Why a write this access handed out failed, once it did (`PostgresQueue.failureOf`). */
+  readonly failureOf: (write: Promise<unknown>) => Error | undefined;
+  /** The runs whose close was refused for a failed tied write (`RefusedCloses`): their `run.ended` is refused. */
+  readonly refusedCloses: RefusedCloses;
 }

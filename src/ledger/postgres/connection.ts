@@ -8,6 +8,7 @@ import type { PostgresLedgerOptions } from './ledger.js';
 import { createPostgresQueue, type PostgresQuery, type PostgresWork } from './queue.js';
 import { migratePostgres } from './schema.js';
 import { createTurnCache, type TurnCache } from '../sqlite/turn-cache.js';
+import type { RefusedCloses } from '../sql/params.js';
 
 /** The Postgres ledger's connection: how its stores read and write, its event write path, and its close. */
 export interface PostgresConnection extends PostgresAccess {
@@ -19,6 +20,8 @@ export interface PostgresConnection extends PostgresAccess {
   readonly turns: TurnCache;
   /** Open (connect and migrate) now rather than at the first read or write; rejects as that first call would. */
   readonly ready: () => Promise<void>;
+  /** See `PostgresQueue.unfailed`. */
+  readonly unfailed: (writes: readonly Promise<unknown>[]) => boolean;
   /** Write what is buffered, let queued work finish, and end the pool; twice is harmless. */
   close(): Promise<void>;
 }
@@ -153,7 +156,8 @@ export function openPostgresConnection(options: PostgresLedgerOptions): Postgres
     const refused = refusal();
     return refused === undefined ? queue.run(work) : Promise.reject(refused);
   };
-  const events = createPostgresEventWriter({ write: run, refusal });
+  const refusedCloses: RefusedCloses = new Set();
+  const events = createPostgresEventWriter({ write: run, refusal, refusedCloses });
   // Reads open no transaction of their own (see `PostgresWork.readOnly`).
   const read = <T>(work: PostgresWork<T>): Promise<T> =>
     run(Object.assign((query: PostgresQuery) => work(query), { readOnly: true }));
@@ -180,5 +184,7 @@ export function openPostgresConnection(options: PostgresLedgerOptions): Postgres
       throw translate(error);
     }
   };
-  return { write: run, read, readEventLog, events, turns, ready, close, schema };
+  const { unfailed, failureOf } = queue;
+  const tied = { unfailed, failureOf, refusedCloses };
+  return { write: run, read, readEventLog, events, turns, ready, close, schema, ...tied };
 }

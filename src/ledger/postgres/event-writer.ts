@@ -3,7 +3,7 @@ import type { RuntimeEvent } from '../../core/index.js';
 import { createEventWriter, type EventWriter } from '../sql/batching-event-writer.js';
 import { createOrderedDeltaCoalescer } from './deltas.js';
 import { gatherRows, type PostgresQuery, type PostgresWork, type RowStatement } from './queue.js';
-import { eventRow } from '../sql/params.js';
+import { eventRow, refusedEnd, type RefusedCloses } from '../sql/params.js';
 
 /** The Postgres event log's writer (see batching-event-writer.ts). */
 export type PostgresEventWriter = EventWriter;
@@ -13,6 +13,8 @@ export interface PostgresEventWriterDeps {
   readonly write: <T>(work: PostgresWork<T>) => Promise<T>;
   /** Why a write is refused now (closed), if it is. */
   readonly refusal: () => RuntimeError | undefined;
+  /** The runs whose close was refused for a failed tied write: their `run.ended` is refused too. */
+  readonly refusedCloses: RefusedCloses;
 }
 
 // Event-writing transactions take turns on the log's end: the `last_cursor` row of `meta`, which the transaction's
@@ -63,9 +65,15 @@ const endInTransaction = new WeakMap<PostgresQuery, number>();
 export async function insertEvents(
   query: PostgresQuery,
   events: readonly RuntimeEvent[],
+  refusedCloses: RefusedCloses,
   numbering: 'checked' | 'renumber' = 'checked',
 ): Promise<void> {
   if (events.length === 0) return;
+  // The bus appends a run.ended alone: a refused one fails its own append (jobs run in call order, after the close).
+  for (const event of events) {
+    const refused = refusedEnd(event, refusedCloses);
+    if (refused !== undefined) throw refused;
+  }
   let end = endInTransaction.get(query);
   if (numbering === 'renumber') {
     end ??= Number((await query<{ cursor: number }>(turnSql)).rows[0]?.cursor ?? 0);
@@ -90,10 +98,14 @@ export async function insertEvents(
 }
 
 /** Create the event writer of one connection (deltas coalesced in cursor order: see postgres/deltas.ts). */
-export function createPostgresEventWriter({ write, refusal }: PostgresEventWriterDeps): PostgresEventWriter {
+export function createPostgresEventWriter({
+  write,
+  refusal,
+  refusedCloses,
+}: PostgresEventWriterDeps): PostgresEventWriter {
   return createEventWriter({
     deltas: createOrderedDeltaCoalescer(),
-    writeRows: (events) => write((query) => insertEvents(query, events)),
+    writeRows: (events) => write((query) => insertEvents(query, events, refusedCloses)),
     refusal,
   });
 }

@@ -178,7 +178,7 @@ export function fencedEvents(
       events.length === 0
         ? Promise.resolve()
         : access.write(async (query) => {
-            await insertEvents(query, events, 'renumber');
+            await insertEvents(query, events, access.refusedCloses, 'renumber');
             writer.seed(events.at(-1)?.cursor ?? 0);
             if (written !== undefined) checkBeforeCommit(query, written);
           }),

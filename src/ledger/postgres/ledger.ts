@@ -118,6 +118,9 @@ export function createPostgresLedger(options: PostgresLedgerOptions): PostgresLe
         close: () => Promise.resolve(),
       };
     },
+    // Jobs run in call order, a batch in one transaction: the close asks, as it runs, whether a write it is tied to
+    // failed (runs.ts), and a batch that fails fails it with them.
+    closesWith: (writes) => connection.unfailed(writes),
     ready: () => connection.ready(),
     close: () => connection.close(),
   };

@@ -28,6 +28,14 @@ export interface PostgresQueue {
   run<T>(work: PostgresWork<T>): Promise<T>;
   /** Resolves once everything queued so far has settled. */
   idle(): Promise<void>;
+  /**
+   * True when none of `writes` (promises `run` returned) failed yet: each committed, or is queued or runs in the batch
+   * under way (work queued now runs after it, in its transaction or the next, and can ask `failureOf`). False when
+   * one failed or is not known here.
+   */
+  readonly unfailed: (writes: readonly Promise<unknown>[]) => boolean;
+  /** Why `write` failed, once it did: its job's own error in the transaction running it, or its rejection. */
+  readonly failureOf: (write: Promise<unknown>) => Error | undefined;
 }
 
 /** What the queue needs: a connection per batch, and what a failure means for callers. */
@@ -71,6 +79,10 @@ interface Job {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   outcome?: { readonly value: unknown } | { readonly error: Error };
+  /** Where the job stands: queued, in the batch under way, or settled (set as its promise is). */
+  state: 'queued' | 'running' | 'committed' | 'failed';
+  /** What it was rejected with, once it was. */
+  rejection?: Error;
 }
 
 /** Batches hold at most this many jobs, so one transaction stays short when callers flood the queue. */
@@ -504,9 +516,15 @@ async function runBatch(deps: PostgresQueueDeps, batch: readonly Job[]): Promise
  */
 export function createPostgresQueue(deps: PostgresQueueDeps): PostgresQueue {
   const jobs: Job[] = [];
+  // The job of each promise handed out (while someone holds it): `unfailed` and `failureOf` read it.
+  const jobOf = new WeakMap<Promise<unknown>, Job>();
   let draining: Promise<void> | undefined;
   const drain = async (): Promise<void> => {
-    while (jobs.length > 0) await runBatch(deps, jobs.splice(0, maxBatch));
+    while (jobs.length > 0) {
+      const batch = jobs.splice(0, maxBatch);
+      for (const job of batch) job.state = 'running';
+      await runBatch(deps, batch);
+    }
     draining = undefined;
   };
   const schedule = (): void => {
@@ -514,14 +532,40 @@ export function createPostgresQueue(deps: PostgresQueueDeps): PostgresQueue {
   };
   return {
     run<T>(work: PostgresWork<T>): Promise<T> {
+      let job!: Job;
       const done = new Promise<T>((resolve, reject) => {
-        jobs.push({ work, resolve: resolve as (value: unknown) => void, reject });
+        job = {
+          work,
+          resolve: (value) => {
+            job.state = 'committed';
+            resolve(value as T);
+          },
+          reject: (error) => {
+            job.state = 'failed';
+            job.rejection = error;
+            reject(error);
+          },
+          state: 'queued',
+        };
+        jobs.push(job);
       });
+      jobOf.set(done, job);
       schedule();
       return done;
     },
     idle: async () => {
       while (draining !== undefined) await draining;
+    },
+    unfailed: (writes) =>
+      writes.every((write) => {
+        const job = jobOf.get(write);
+        return job !== undefined && job.state !== 'failed';
+      }),
+    failureOf: (write) => {
+      const job = jobOf.get(write);
+      if (job?.rejection !== undefined) return job.rejection;
+      const outcome = job?.outcome;
+      return outcome !== undefined && 'error' in outcome ? deps.translate(outcome.error) : undefined;
     },
   };
 }

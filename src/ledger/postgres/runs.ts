@@ -6,8 +6,15 @@ import type { PostgresQuery } from './queue.js';
 import { gatherRows, type RowStatement } from './queue.js';
 import { valuesOf } from './rows.js';
 import type { SessionState } from '../contract/recovery-store.js';
-import type { RunStore } from '../contract/run-store.js';
-import { openRunColumns, openRunRow, runCloseColumns, runCloseRow, runStatusRow } from '../sql/params.js';
+import type { RunClose, RunCloseOptions, RunStore } from '../contract/run-store.js';
+import {
+  failedBefore,
+  openRunColumns,
+  openRunRow,
+  runCloseColumns,
+  runCloseRow,
+  runStatusRow,
+} from '../sql/params.js';
 import { toRunRecord, type RunRow } from '../sql/rows.js';
 import type { ToolCallRecord } from '../contract/tool-call-store.js';
 
@@ -33,6 +40,24 @@ const insertRunsSql: RowStatement = {
         })
       : error,
 };
+
+/**
+ * Close a run in `query`'s transaction: jobs run in call order, so a write the close is tied to ran before it, in
+ * this transaction or one committed before. One that failed refuses the close, and its run.ended appended just after
+ * it (postgres/event-writer.ts).
+ */
+async function closeRunIn(
+  { failureOf, refusedCloses }: PostgresAccess,
+  query: PostgresQuery,
+  { runId, close, options }: { runId: string; close: RunClose; options: RunCloseOptions | undefined },
+): Promise<void> {
+  const failed = failedBefore(options?.after, failureOf);
+  if (failed !== undefined) {
+    refusedCloses.add(runId);
+    throw failed;
+  }
+  await gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), runCloseColumns)), [runId]);
+}
 
 /** Run closes, gathered from every close of a transaction into one statement; a run not found fails its close. */
 const closeRunsSql: RowStatement = {
@@ -68,10 +93,11 @@ export interface PostgresRuns {
 
 /** Create the run store on the Postgres ledger; a corrupt run is skipped (and reported) in cross-session lists. */
 export function createPostgresRuns(
-  { write, read }: PostgresAccess,
+  access: PostgresAccess,
   corruptRows: CorruptRowLog,
   latestBatch: (query: PostgresQuery, runId: string) => Promise<ToolCallRecord[]>,
 ): PostgresRuns {
+  const { write, read } = access;
   const list = (sql: string, values: unknown[] = []) =>
     read(async (query) => (await query<RunRow>(sql, values)).rows);
   const methods: RunStore = {
@@ -79,10 +105,8 @@ export function createPostgresRuns(
       write((query) =>
         gatherRows(query, insertRunsSql, asRow(valuesOf(openRunRow(record), openRunColumns)), [record.runId]),
       ),
-    closeRun: (runId, close) =>
-      write((query) =>
-        gatherRows(query, closeRunsSql, asRow(valuesOf(runCloseRow(runId, close), runCloseColumns)), [runId]),
-      ),
+    closeRun: (runId, close, options) =>
+      write((query) => closeRunIn(access, query, { runId, close, options })),
     getRun: async (runId) => {
       const [row] = await list('SELECT * FROM runs WHERE run_id = $1', [runId]);
       return row === undefined ? undefined : toRunRecord(row);

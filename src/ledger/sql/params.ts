@@ -1,4 +1,4 @@
-import type { RuntimeEvent } from '../../core/index.js';
+import { RuntimeError, type RuntimeEvent } from '../../core/index.js';
 import type { InboxRecord } from '../contract/inbox-store.js';
 import type { OpenRunStatus, RunClose, RunProgress, RunRecord } from '../contract/run-store.js';
 import type { SessionRecord } from '../contract/session-store.js';
@@ -124,6 +124,39 @@ export function runCloseRow(runId: string, close: RunClose) {
     error_code: close.error?.code ?? null,
     error_message: close.error?.message ?? null,
   };
+}
+
+/**
+ * The error of the first of a close's writes `after` that failed (`RunCloseOptions.after`), by `failureOf`: the
+ * close is then not written and fails with it.
+ */
+export function failedBefore(
+  after: readonly Promise<void>[] | undefined,
+  failureOf: (write: Promise<void>) => Error | undefined,
+): Error | undefined {
+  for (const write of after ?? []) {
+    const failure = failureOf(write);
+    if (failure !== undefined) return failure;
+  }
+  return undefined;
+}
+
+/**
+ * The runs whose close was refused because a write it was tied to failed (`failedBefore`): their `run.ended`,
+ * appended in the same stretch, is refused with it (its append fails alone), so that no run is announced ended
+ * with an end the ledger does not hold. Each entry is taken by that `run.ended`.
+ */
+export type RefusedCloses = Set<string>;
+
+/** The error of a `run.ended` whose run's close was refused (see `RefusedCloses`), or undefined: then it is taken. */
+export function refusedEnd(event: RuntimeEvent, refused: RefusedCloses): RuntimeError | undefined {
+  if (event.type !== 'run.ended' || event.runId === undefined || !refused.delete(event.runId))
+    return undefined;
+  // Refused like the close (not a storage fault: the ledger goes on taking writes).
+  return new RuntimeError(
+    'invalid_input',
+    `the end of run "${event.runId}" was refused with its close: a write the close was tied to failed`,
+  );
 }
 
 /** A status change, with the progress to store (NULL columns keep what is stored). */

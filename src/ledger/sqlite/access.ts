@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RowBatchKind } from './row-batches.js';
+import type { RefusedCloses } from '../sql/params.js';
 
 /**
  * How the SQLite ledger's stores run their work on its one connection: writes through its group commit, reads in
@@ -33,4 +34,8 @@ export interface SqliteAccess {
    * Returns the check to run before serving a read from the cache.
    */
   readonly cacheOf: (clear: () => void) => () => void;
+  /** Why a write this connection handed out failed, once it did (`GroupCommit.failureOf`). */
+  readonly failureOf: (write: Promise<void>) => Error | undefined;
+  /** The runs whose close the open transaction refused for a failed tied write (`RefusedCloses`). */
+  readonly refusedCloses: RefusedCloses;
 }

@@ -1,14 +1,23 @@
 import { isRuntimeError, RuntimeError } from '../../core/index.js';
 import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import type { SqliteAccess } from './access.js';
-import { createEventRowBuffer, createSqliteEventWriter, type SqliteEventWriter } from './event-writer.js';
+import {
+  createEventRowBuffer,
+  createSqliteEventWriter,
+  type EventRowBuffer,
+  type SqliteEventWriter,
+} from './event-writer.js';
 import type { SqliteLedgerOptions } from './ledger.js';
 import { openDatabase } from './open.js';
 import { createRowBatches } from './row-batches.js';
+import { isFileFailure } from './file.js';
+import type { RefusedCloses } from '../sql/params.js';
 
 /** The SQLite ledger's one connection: how its stores read and write, its event write path, and its close. */
 export interface SqliteConnection extends SqliteAccess {
   readonly events: SqliteEventWriter;
+  /** See `GroupCommit.unfailed`. */
+  readonly unfailed: (writes: readonly Promise<void>[]) => boolean;
   /** Write what is buffered, commit, checkpoint, close the file and release the writer lock; twice is harmless. */
   close(): Promise<void>;
 }
@@ -35,21 +44,6 @@ export function translateFileError(error: unknown, path: string): Error {
     });
   }
   return error instanceof Error ? error : new Error(said);
-}
-
-/** SQLite result codes of a file that cannot take a write (space, device, permissions, locks held elsewhere). */
-const fileFailures: readonly string[] = [
-  'SQLITE_FULL',
-  'SQLITE_IOERR',
-  'SQLITE_READONLY',
-  'SQLITE_CANTOPEN',
-  'SQLITE_BUSY',
-  'SQLITE_PERM',
-];
-
-/** Whether SQLite result `code` (an extended one too: `SQLITE_IOERR_WRITE`) says the file cannot take a write. */
-export function isFileFailure(code: string): boolean {
-  return fileFailures.some((prefix) => code.startsWith(prefix));
 }
 
 /**
@@ -153,7 +147,6 @@ function createWritePath(
   ): Promise<void> => {
     const refused = refusal();
     if (refused !== undefined) return Promise.reject(refused);
-    const coded = (error: unknown) => Promise.reject(translateFileError(error, path));
     // An unbuffered write flushes the buffered rows in its own work: again when it runs again after a rollback.
     const run: typeof work = buffered
       ? work
@@ -162,10 +155,11 @@ function createWritePath(
           work(() => undefined);
         };
     try {
-      return commits.write(run, statements).catch(coded);
+      // The group commit's own promise (its failure coded there): `commitsWith` knows it.
+      return commits.write(run, statements);
     } catch (error) {
       // BEGIN itself failed (the file cannot take a write): a rejection like any other failed write.
-      return coded(error);
+      return Promise.reject(translateFileError(error, path));
     }
   };
   const batched: SqliteAccess['batched'] = (kind) => {
@@ -176,13 +170,30 @@ function createWritePath(
 }
 
 /**
+ * The event rows of the open transaction, written before its COMMIT after the hooks registered before, and the runs
+ * whose close it refused (`RefusedCloses`: forgotten as each transaction begins).
+ */
+function bufferEventRows(
+  db: SqliteConnection['db'],
+  commits: GroupCommit,
+): { rows: EventRowBuffer; refusedCloses: RefusedCloses } {
+  const refusedCloses: RefusedCloses = new Set();
+  const rows = createEventRowBuffer(db, refusedCloses);
+  commits.beforeCommit(() => rows.flush());
+  commits.onRollback(() => rows.clear());
+  commits.onBegin(() => refusedCloses.clear());
+  return { rows, refusedCloses };
+}
+
+/**
  * Open the connection. Writes are group-committed (one transaction per event-loop turn); a read runs in the open
  * transaction, so it sees every write called before it without an fsync (a read of the event log once the
  * buffered deltas went in).
  */
 export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnection {
   const { db, lock } = openDatabase(options);
-  const commits = createGroupCommit(db, (flush) => setImmediate(flush));
+  const coded = (error: unknown): Error => translateFileError(error, options.path);
+  const commits = createGroupCommit(db, (flush) => setImmediate(flush), undefined, coded);
   let closed = false;
   const refusal = (): RuntimeError | undefined =>
     closed
@@ -193,11 +204,10 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
   const { submit, batches, batched, flushRows } = createWritePath(db, commits, refusal, options.path);
   const write = (work: () => void, statements: 'one' | 'many' = 'many'): Promise<void> =>
     submit(work, statements, false);
-  const rows = createEventRowBuffer(db);
   commits.beforeCommit(() => batches.flush());
-  commits.beforeCommit(() => rows.flush());
   commits.onRollback(() => batches.clear());
-  commits.onRollback(() => rows.clear());
+  // After the rows' hooks: a transaction's event rows go in after its other rows (a run.ended after its close).
+  const { rows, refusedCloses } = bufferEventRows(db, commits);
   // Event rows are buffered too (their own buffer): appending them leaves the other buffered rows buffered.
   const events = createSqliteEventWriter({ db, write: (work) => submit(work, 'one', true), refusal }, rows);
   const cacheOf = watchForeignWrites(db, commits);
@@ -234,6 +244,9 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
     readEventLog,
     cacheOf,
     events,
+    unfailed: commits.unfailed,
+    failureOf: commits.failureOf,
+    refusedCloses,
     close,
   };
 }

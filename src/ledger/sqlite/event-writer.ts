@@ -4,6 +4,7 @@ import { createEventWriter, type EventWriter } from '../sql/batching-event-write
 import { createDeltaCoalescer } from '../sql/delta-coalescer.js';
 import { eventRows, type EventRowParams } from '../sql/event-packs.js';
 import { shortenBody } from '../sql/body-pieces.js';
+import { refusedEnd, type RefusedCloses } from '../sql/params.js';
 
 /** The SQLite event log's writer (see batching-event-writer.ts). */
 export type SqliteEventWriter = EventWriter;
@@ -11,7 +12,10 @@ export type SqliteEventWriter = EventWriter;
 /** What the event writer needs of the connection. */
 export interface SqliteEventWriterDeps {
   readonly db: Database.Database;
-  readonly write: (work: () => void, statements?: 'one' | 'many') => Promise<void>;
+  readonly write: (
+    work: (fail: (error: Error) => void) => void,
+    statements?: 'one' | 'many',
+  ) => Promise<void>;
   /** Why a write is refused now (closed, read-only), if it is. */
   readonly refusal: () => RuntimeError | undefined;
 }
@@ -28,7 +32,8 @@ const columns = ['cursor', 'session_key', 'seq', 'type', 'run_id', 'at', 'body']
  * INSERTs.
  */
 export interface EventRowBuffer {
-  add(events: readonly RuntimeEvent[]): void;
+  /** Buffer an append's events; `fail` fails that append alone (a `run.ended` refused with its close). */
+  add(events: readonly RuntimeEvent[], fail: (error: Error) => void): void;
   /** Insert the buffered rows now (in the open transaction). */
   flush(): void;
   /** Forget the buffered rows (their transaction was rolled back; the writes that buffered them run again). */
@@ -67,7 +72,7 @@ function timesOf(
 }
 
 /** Create the buffer of one connection's event rows. */
-export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
+export function createEventRowBuffer(db: Database.Database, refusedCloses: RefusedCloses): EventRowBuffer {
   const statements = new Map<number, Database.Statement>();
   const statementFor = (rows: number): Database.Statement => {
     let statement = statements.get(rows);
@@ -82,17 +87,29 @@ export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
     'INSERT INTO event_times (last_cursor, first_cursor, min_at, max_at) VALUES (?, ?, ?, ?)',
   );
   let pending: RuntimeEvent[] = [];
+  // The appends of a run.ended: refused, unwritten, when its run's close was (the close rows go in first).
+  const ends = new Map<RuntimeEvent, (error: Error) => void>();
   // A flush that failed before a read: the batch's COMMIT must fail with it, or its writers would be told their
   // rows are durable.
   let failure: Error | undefined;
+  const written = (event: RuntimeEvent): boolean => {
+    const refused = refusedEnd(event, refusedCloses);
+    if (refused !== undefined) ends.get(event)?.(refused);
+    return refused === undefined;
+  };
   return {
-    add(events) {
-      for (const event of events) pending.push(event);
+    add(events, fail) {
+      for (const event of events) {
+        pending.push(event);
+        if (event.type === 'run.ended') ends.set(event, fail);
+      }
     },
     flush() {
       if (failure !== undefined) throw failure;
-      const rows = storedRows(pending).map((row) => columns.map((column) => row[column]));
+      const kept = refusedCloses.size === 0 ? pending : pending.filter(written);
+      const rows = storedRows(kept).map((row) => columns.map((column) => row[column]));
       pending = [];
+      ends.clear();
       try {
         for (let start = 0; start < rows.length; start += rowsPerStatement) {
           const chunk = rows.slice(start, start + rowsPerStatement);
@@ -107,6 +124,7 @@ export function createEventRowBuffer(db: Database.Database): EventRowBuffer {
     },
     clear() {
       pending = [];
+      ends.clear();
       failure = undefined;
     },
   };
@@ -120,7 +138,7 @@ export function createSqliteEventWriter(
   const writer = createEventWriter({
     deltas: createDeltaCoalescer(),
     // Buffering cannot fail: the rows go in (and may fail) with the transaction's COMMIT.
-    writeRows: (events) => write(() => rows.add(events), 'one'),
+    writeRows: (events) => write((fail) => rows.add(events, fail), 'one'),
     refusal,
   });
   const highest = db.prepare('SELECT max(cursor) AS cursor FROM events').get() as { cursor: number | null };

@@ -9,6 +9,21 @@ export const ledgerApplicationId = 0x41474c4e;
 /** Tables the first migration creates: a file without an application id that holds them all is an older ledger. */
 const ledgerTables = ['sessions', 'inbox', 'runs', 'turns', 'events', 'meta'] as const;
 
+/** SQLite result codes of a file that cannot take a write (space, device, permissions, locks held elsewhere). */
+const fileFailures: readonly string[] = [
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+  'SQLITE_READONLY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_BUSY',
+  'SQLITE_PERM',
+];
+
+/** Whether SQLite result `code` (an extended one too: `SQLITE_IOERR_WRITE`) says the file cannot take a write. */
+export function isFileFailure(code: string): boolean {
+  return fileFailures.some((prefix) => code.startsWith(prefix));
+}
+
 /** `ledger_unavailable` for the ledger at `path`: it cannot be opened (or written) for the reason given. */
 export function unavailable(path: string, problem: string, cause?: unknown): RuntimeError {
   return new RuntimeError('ledger_unavailable', `cannot open the ledger ${path}: ${problem}`, {

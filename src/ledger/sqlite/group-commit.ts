@@ -12,6 +12,14 @@ export interface GroupCommit {
    * through `fail`: its write rejects with that error at the COMMIT, and the batch's other writes commit.
    */
   write(work: (fail: (error: Error) => void) => void, statements?: 'one' | 'many'): Promise<void>;
+  /**
+   * True when none of `writes` (promises this group commit handed out) failed yet: each committed, or waits in the
+   * open transaction, which a write called now joins. False when one failed (alone, or with its transaction) or is
+   * not known here.
+   */
+  readonly unfailed: (writes: readonly Promise<void>[]) => boolean;
+  /** Why `write` failed, when it did (alone, or with its transaction); undefined while it may still commit. */
+  readonly failureOf: (write: Promise<void>) => Error | undefined;
   /** Commit the open transaction now (close, and anything that must be durable before going on). */
   commit(): void;
   /**
@@ -39,23 +47,40 @@ interface Waiter {
   readonly fail: (error: Error) => void;
   /** Why the write's buffered rows failed, if they did: it rejects with this at the COMMIT. */
   failure: Error | undefined;
+  /** Where the write stands, set as its promise is settled (its handlers run later). */
+  state: 'pending' | 'committed' | 'failed';
+  /** What it was rejected with, once it was. */
+  rejection: Error | undefined;
 }
 
-/** A waiter for `work`, and the promise its COMMIT (or its failure) settles. */
-function createWaiter(work: Waiter['work'], statements: Waiter['statements']): [Waiter, Promise<void>] {
-  let resolve!: () => void;
-  let reject!: (error: Error) => void;
-  const done = new Promise<void>((settleResolved, settleRejected) => {
-    resolve = settleResolved;
-    reject = settleRejected;
+/** A waiter for `work`, and the promise its COMMIT (or its failure, told through `coded`) settles. */
+function createWaiter(
+  work: Waiter['work'],
+  statements: Waiter['statements'],
+  coded: (error: unknown) => Error,
+): [Waiter, Promise<void>] {
+  let settleResolved!: () => void;
+  let settleRejected!: (error: Error) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    settleResolved = resolve;
+    settleRejected = reject;
   });
   const waiter: Waiter = {
     work,
     statements,
-    resolve,
-    reject,
+    resolve: () => {
+      waiter.state = 'committed';
+      settleResolved();
+    },
+    reject: (error) => {
+      waiter.state = 'failed';
+      waiter.rejection = coded(error);
+      settleRejected(waiter.rejection);
+    },
     fail: (error) => (waiter.failure ??= error),
     failure: undefined,
+    state: 'pending',
+    rejection: undefined,
   };
   return [waiter, done];
 }
@@ -93,7 +118,10 @@ export function createGroupCommit(
   db: Pick<Database.Database, 'exec' | 'inTransaction'>,
   schedule: (commit: () => void) => void,
   now: () => number = () => performance.now(),
+  coded: (error: unknown) => Error = asError,
 ): GroupCommit {
+  // The waiter of each promise handed out (and still held by someone): `unfailed` and `failureOf` read it.
+  const waiters = new WeakMap<Promise<void>, Waiter>();
   const state: BatchState = {
     waiters: [],
     open: false,
@@ -107,20 +135,16 @@ export function createGroupCommit(
   const commit = (): void => commitBatch(db, state, now);
   return {
     write(work, statements = 'many') {
-      if (!state.open) {
-        db.exec('BEGIN IMMEDIATE');
-        state.open = true;
-        state.openedAt = now();
-        schedule(commit);
-        for (const listener of state.began) listener();
-      }
-      const [waiter, done] = createWaiter(work, statements);
+      if (!state.open) beginBatch(db, state, now(), () => schedule(commit));
+      const [waiter, done] = createWaiter(work, statements, coded);
+      waiters.set(done, waiter);
       try {
         work(waiter.fail);
       } catch (error) {
         // One statement that failed left nothing behind, unless its error rolled the whole transaction back.
         if (statements === 'many' || !db.inTransaction) redoBatch(db, state);
-        return Promise.reject(asError(error));
+        waiter.reject(asError(error));
+        return done;
       }
       state.waiters.push(waiter);
       // Never commit in the middle of a synchronous stretch: writes issued together (open a run and consume its
@@ -134,6 +158,7 @@ export function createGroupCommit(
       return done;
     },
     commit,
+    ...standingOf(waiters),
     onRollback(listener) {
       state.rolledBack.push(listener);
     },
@@ -145,6 +170,36 @@ export function createGroupCommit(
     },
     get open() {
       return state.open;
+    },
+  };
+}
+
+/** Open a batch at `now`: BEGIN, schedule its COMMIT, and tell the listeners. */
+function beginBatch(
+  db: Pick<Database.Database, 'exec'>,
+  state: BatchState,
+  now: number,
+  scheduleCommit: () => void,
+): void {
+  db.exec('BEGIN IMMEDIATE');
+  state.open = true;
+  state.openedAt = now;
+  scheduleCommit();
+  for (const listener of state.began) listener();
+}
+
+/** Where the writes of `waiters` stand (see `GroupCommit.unfailed` and `GroupCommit.failureOf`). */
+function standingOf(waiters: WeakMap<Promise<void>, Waiter>): Pick<GroupCommit, 'unfailed' | 'failureOf'> {
+  return {
+    unfailed: (writes) =>
+      writes.every((write) => {
+        const waiter = waiters.get(write);
+        // A pending write waits in the open transaction: a COMMIT settles every write of its batch at once.
+        return waiter !== undefined && waiter.state !== 'failed' && waiter.failure === undefined;
+      }),
+    failureOf: (write) => {
+      const waiter = waiters.get(write);
+      return waiter?.rejection ?? waiter?.failure;
     },
   };
 }

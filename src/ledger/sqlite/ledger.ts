@@ -50,6 +50,8 @@ export function createSqliteLedger(options: SqliteLedgerOptions): Ledger {
     ...createSqliteSessionBatch(connection, toolCalls.latestBatch),
     // One connection, one open transaction at a time, committed in the order its writes were called.
     writesCommitInOrder: true,
+    // A storage fault fails a whole transaction; a refused row fails the close tied to it (runs.ts).
+    closesWith: (writes) => connection.unfailed(writes),
     close: () => connection.close(),
   };
 }

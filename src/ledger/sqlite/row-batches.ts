@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { isFileFailure } from './file.js';
 
 /**
  * One kind of row write that goes in batches: the rows a transaction buffered are written with one statement per
@@ -21,6 +22,11 @@ export interface RowBatchKind<Row> {
   readonly buffered?: (row: Row) => void;
   /** Called when a row failed alone (what a store learned of it on buffering is wrong). */
   readonly failed?: () => void;
+  /**
+   * Why a buffered row must not be written after all, checked as it is written: a write it was called after failed
+   * (a run's close after its turns, `RunCloseOptions.after`). Its write then fails alone with that error.
+   */
+  readonly blockedBy?: (row: Row) => Error | undefined;
 }
 
 /** The rows of one transaction, buffered per kind: written together before its COMMIT and before any read. */
@@ -91,7 +97,9 @@ function writeAlone<Row>(db: Db, kind: RowBatchKind<Row>, write: readonly Entry<
     for (const entry of write) kind.writeOne(entry.row);
     if (several) db.exec('RELEASE row_batch');
   } catch (error) {
-    if (!db.inTransaction) throw error;
+    // A storage fault is not the row's: it fails the transaction, so that what was written with the row (a run's
+    // close with its turns) never commits without it.
+    if (!db.inTransaction || isStorageError(error)) throw error;
     if (several) db.exec('ROLLBACK TO row_batch; RELEASE row_batch');
     write[0]?.fail(asError(error));
     kind.failed?.();
@@ -104,7 +112,7 @@ function writeAlone<Row>(db: Db, kind: RowBatchKind<Row>, write: readonly Entry<
  * ends the transaction is thrown: the whole batch is lost with it.
  */
 function writeEntries<Row>(db: Db, kind: RowBatchKind<Row>, entries: readonly Entry<Row>[]): void {
-  for (const chunk of chunksOf(byWrite(entries))) {
+  for (const chunk of chunksOf(byWrite(unblocked(kind, entries)))) {
     const rows = chunk.flat();
     if (rows.length > 1 && rows.length <= rowsPerStatement) {
       try {
@@ -115,6 +123,23 @@ function writeEntries<Row>(db: Db, kind: RowBatchKind<Row>, entries: readonly En
     }
     for (const write of chunk) writeAlone(db, kind, write);
   }
+}
+
+/** `entries` but those `kind.blockedBy` stops: each of those fails its write alone, unwritten. */
+function unblocked<Row>(kind: RowBatchKind<Row>, entries: readonly Entry<Row>[]): readonly Entry<Row>[] {
+  const { blockedBy } = kind;
+  if (blockedBy === undefined) return entries;
+  return entries.filter((entry) => {
+    const blocked = blockedBy(entry.row);
+    if (blocked !== undefined) entry.fail(blocked);
+    return blocked === undefined;
+  });
+}
+
+/** Whether `error` is SQLite's own of a storage fault: the file, not a row, failed (full, I/O, damaged, locked). */
+function isStorageError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (isFileFailure(code) || code.startsWith('SQLITE_CORRUPT'));
 }
 
 /** Create the row buffers of one connection. */

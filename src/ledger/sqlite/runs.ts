@@ -4,7 +4,14 @@ import type { SessionState } from '../contract/recovery-store.js';
 import type { RunStore } from '../contract/run-store.js';
 import type { SqliteAccess } from './access.js';
 import type { CorruptRowLog } from '../sql/corrupt-rows.js';
-import { openRunColumns, openRunRow, runCloseColumns, runCloseRow, runStatusRow } from '../sql/params.js';
+import {
+  failedBefore,
+  openRunColumns,
+  openRunRow,
+  runCloseColumns,
+  runCloseRow,
+  runStatusRow,
+} from '../sql/params.js';
 import { constraint, toRunRecord, type RunRow } from '../sql/rows.js';
 import type { ToolCallRecord } from '../contract/tool-call-store.js';
 import { statementsByRows, valueTuples, type RowBatchKind } from './row-batches.js';
@@ -24,7 +31,8 @@ export interface SqliteRuns {
 }
 
 type OpenRow = ReturnType<typeof openRunRow>;
-type CloseRow = ReturnType<typeof runCloseRow>;
+/** A close's row, with the writes it must not commit without (`RunCloseOptions.after`). */
+type CloseRow = ReturnType<typeof runCloseRow> & { readonly after?: readonly Promise<void>[] | undefined };
 /** A run's opening and its close share this key: a close goes in after the opening it was called after. */
 const runKey = (row: { run_id: string }): string => row.run_id;
 
@@ -44,8 +52,11 @@ function openKind(db: SqliteAccess['db']): RowBatchKind<OpenRow> {
   };
 }
 
-/** Runs closed, updated together; a close of a run that is not there fails its own write (`not_found`). */
-function closeKind(db: SqliteAccess['db']): RowBatchKind<CloseRow> {
+/**
+ * Runs closed, updated together; a close of a run that is not there fails its own write (`not_found`), and one
+ * written after a write it is tied to failed (its run's opening refused, a turn) fails with that write's error.
+ */
+function closeKind({ db, failureOf, refusedCloses }: SqliteAccess): RowBatchKind<CloseRow> {
   const set = runCloseColumns
     .slice(1)
     .map((column, index) => `${column} = v.column${index + 2}`)
@@ -65,6 +76,13 @@ function closeKind(db: SqliteAccess['db']): RowBatchKind<CloseRow> {
       if (many(1).run(values(row)).changes === 0) {
         throw new RuntimeError('not_found', `no run "${row.run_id}" to close`);
       }
+    },
+    // Inserts (its opening, its turns) and the updates of earlier kinds are written first: their failures are known.
+    // Its run.ended, buffered after it, is refused with it (event rows go in after these rows).
+    blockedBy: (row) => {
+      const failed = failedBefore(row.after, failureOf);
+      if (failed !== undefined) refusedCloses.add(row.run_id);
+      return failed;
     },
   };
 }
@@ -91,16 +109,17 @@ function prepareRunStatements(db: SqliteAccess['db']) {
 
 /** Create the run store on the SQLite ledger's connection; a corrupt run is skipped (and reported) in lists. */
 export function createSqliteRuns(
-  { db, write, batched, read }: SqliteAccess,
+  access: SqliteAccess,
   corruptRows: CorruptRowLog,
   latestBatch: (runId: string) => ToolCallRecord[],
 ): SqliteRuns {
+  const { db, write, batched, read } = access;
   const sql = prepareRunStatements(db);
   const openRuns = batched(openKind(db));
-  const closeRuns = batched(closeKind(db));
+  const closeRuns = batched(closeKind(access));
   const methods: RunStore = {
     openRun: (record) => openRuns([openRunRow(record)]),
-    closeRun: (runId, close) => closeRuns([runCloseRow(runId, close)]),
+    closeRun: (runId, close, options) => closeRuns([{ ...runCloseRow(runId, close), after: options?.after }]),
     getRun: (runId) =>
       read(() => {
         const row = sql.getRun.get(runId) as RunRow | undefined;
