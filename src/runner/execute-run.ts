@@ -10,6 +10,7 @@ import {
   type Clock,
   createDeferred,
 } from '../core/index.js';
+import type { Ledger } from '../ledger/index.js';
 import type { LaneWaitInfo } from '../lanes/index.js';
 import type { RunJob, ExecuteRun, RunRequest, RunSummary, RunPort } from './run-request.js';
 import { isRunEnding, isRunPausing, type ExecutedRun, type RunEnding } from './run-request.js';
@@ -168,7 +169,8 @@ export async function executeRunInLane(scope: RunScope): Promise<ExecutedRun> {
  */
 async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<ExecutedRun> {
   const startedAt = scope.services.clock.now();
-  const opened = openRunRecord(scope, startedAt);
+  const opening = openRunRecord(scope, startedAt);
+  const opened = opening.written;
   // Awaited below; a rejection meanwhile (while the history is read) is not unhandled.
   opened.catch(ignore);
   const history = await runHistory(scope);
@@ -182,7 +184,7 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<E
     if (lease?.lost === true) return holdRunEnd(scope, startedAt, nothingDone);
     throw error;
   }
-  const running = inOrder ? openedFirst(scope, opened) : scope;
+  const running = inOrder ? openedFirst(scope, opening) : scope;
   // A corrupt turn (reported once by the ledger) is not transient: the run ends failed, never started again.
   if ('error' in history)
     return commitRun(running, startedAt, { ...nothingDone, error: history.error }, lease);
@@ -200,8 +202,9 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<E
  * The scope of a run whose opening is not durable yet: its end waits for the opening with its turns (a failed
  * opening ends it `failed`, as a lost turn does), and a tool call waits for it as for the events before the call.
  */
-function openedFirst(scope: RunScope, opened: Promise<void>): RunScope {
-  scope.writes.track(opened);
+function openedFirst(scope: RunScope, { written: opened, writes }: RunOpening): RunScope {
+  // The ledger's own promises: `commitsWith` knows them (not a promise made of them).
+  for (const write of writes) scope.writes.track(write);
   const { port } = scope;
   if (port.durable === undefined) return scope;
   const waiting: RunPort = {
@@ -285,7 +288,7 @@ async function recordEndBeforeStart(
   }
   const startedAt = services.clock.now();
   // Its failure is reported by openRunRecord; the commit below fails the same way and says so.
-  openRunRecord(scope, startedAt).catch(() => undefined);
+  openRunRecord(scope, startedAt).written.catch(() => undefined);
   const nothing = { text: '', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 };
   return commitRun(scope, startedAt, { status, ...nothing, error }, lease);
 }
@@ -316,11 +319,17 @@ export function openRunScope(services: RunServices, request: RunRequest, port: R
   return { services, request, port, pause, writes: createRunWrites() };
 }
 
+/** A run's opening: settled once both its writes are (`written`), and the ledger's own promises of them. */
+export interface RunOpening {
+  readonly written: Promise<void>;
+  readonly writes: readonly Promise<void>[];
+}
+
 /**
  * Record a run's opening: its run row, its messages marked consumed, and `run.started`. Rejects when either write
  * failed: the run must not reach its model (nothing it did could be recorded).
  */
-export function openRunRecord(scope: RunScope, startedAt: number): Promise<void> {
+export function openRunRecord(scope: RunScope, startedAt: number): RunOpening {
   const { services, request, port } = scope;
   const { run, sessionKey } = request;
   const primary = services.candidates[0];
@@ -351,8 +360,11 @@ export function openRunRecord(scope: RunScope, startedAt: number): Promise<void>
     model: primary.model,
   });
   // Callers wait for both before any side effect; a failure (also reported above) stops the run there.
-  if (isSettledWrite(opened) && isSettledWrite(consumed)) return opened;
-  return Promise.all([opened, consumed]).then(() => undefined);
+  const written =
+    isSettledWrite(opened) && isSettledWrite(consumed)
+      ? opened
+      : Promise.all([opened, consumed]).then(() => undefined);
+  return { written, writes: [opened, consumed] };
 }
 
 /**
@@ -384,6 +396,12 @@ export interface RunWrites {
   track(write: Promise<void>): void;
   /** Resolves once every tracked write settled: with the first failure, or undefined when all were durable. */
   settled(): Promise<unknown>;
+  /**
+   * The writes a run's close called now on `ledger` can be tied to (`RunCloseOptions.after`) instead of waiting for
+   * them: none failed, and the ledger commits the close only with them (`Ledger.closesWith`). Undefined when the
+   * close must wait for them (`settled`).
+   */
+  joinable(ledger: Pick<Ledger, 'closesWith'>): readonly Promise<void>[] | undefined;
 }
 
 /** No writes yet. A write already durable when issued (the memory ledger's) is not kept: nothing to wait for. */
@@ -411,6 +429,10 @@ export function createRunWrites(): RunWrites {
       // Nothing in flight (every write was durable when issued): the shared settled promise, no frame to wait on.
       if (pending.length === 0 && failure === undefined) return settledWrite;
       return drain();
+    },
+    joinable(ledger) {
+      if (failure !== undefined) return undefined;
+      return pending.length === 0 || ledger.closesWith?.(pending) === true ? pending : undefined;
     },
   };
 }

@@ -28,18 +28,33 @@ interface EndWrite {
   readonly announced: Promise<void>;
 }
 
-/** The closing stretch of a run: its row closed and `run.ended` emitted together (one group-commit transaction). */
-function writeRunEnd(scope: RunScope, summary: RunSummary, outcome: RunOutcome): EndWrite {
+/**
+ * The closing stretch of a run: its row closed and `run.ended` emitted together (one group-commit transaction), the
+ * close tied to the run's writes `after` that may still be waiting in that transaction.
+ */
+function writeRunEnd(
+  scope: RunScope,
+  summary: RunSummary,
+  outcome: RunOutcome,
+  after: readonly Promise<void>[],
+): EndWrite {
   const { services, port } = scope;
   const { runId, status, text, startedAt, endedAt } = summary;
   const { usage, cost } = outcome;
   const error = summary.error === undefined ? {} : { error: summary.error };
+  const close = { status, endedAt, text, usage, cost, ...error };
   // One synchronous stretch: group commit puts the run's row and its run.ended in one transaction, so a crash or
   // a failed commit keeps neither (the bus delivers run.ended only once it is durable).
-  const committed = services.ledger.closeRun(runId, { status, endedAt, text, usage, cost, ...error });
+  const committed =
+    after.length === 0
+      ? services.ledger.closeRun(runId, close)
+      : services.ledger.closeRun(runId, close, { after });
   port.emit({ type: 'run.ended', runId, status, text, usage, durationMs: endedAt - startedAt, ...error });
   return { committed, announced: port.delivered?.() ?? settledWrite };
 }
+
+/** Why a run one of whose turns was not recorded ended `failed`. */
+const turnLost = 'a turn of the run was not recorded';
 
 /** The outcome of a run whose commit could not be written: `failed`, saying why. */
 function commitFailed(outcome: RunOutcome, what: string, cause: unknown): RunOutcome {
@@ -89,15 +104,17 @@ export async function commitRun(
   outcome: RunOutcome,
   lease?: RunLease,
 ): Promise<RunSummary | RunEnding> {
-  const lost = await scope.writes.settled();
+  // A ledger that ties the close to the run's pending writes (`Ledger.closesWith`: SQLite's and Postgres's) takes it
+  // at once, in their transaction or after it: one COMMIT per run instead of two in a row. Others are waited for.
+  const joined = scope.writes.joinable(scope.services.ledger) !== undefined;
+  const lost = joined ? undefined : await scope.writes.settled();
   if (isLost(lease)) return holdRunEnd(scope, startedAt, outcome);
-  const checked =
-    lost === undefined ? outcome : commitFailed(outcome, 'a turn of the run was not recorded', lost);
+  const checked = lost === undefined ? outcome : commitFailed(outcome, turnLost, lost);
   const summary = summaryOf(scope, startedAt, checked);
   return {
     summary,
     close: (corrected) => {
-      const closed = closeRunEnd(scope, { summary, checked, outcome }, lease, corrected);
+      const closed = closeRunEnd(scope, { summary, checked, outcome, joined }, lease, corrected);
       const exit = (): void => lease?.exit();
       closed.then(exit, exit);
       return closed;
@@ -105,38 +122,75 @@ export async function commitRun(
   };
 }
 
+/** A run's end as `closeRunEnd` writes it: `summary` (adopted by the machine) from `checked`, cut from `outcome`. */
+interface PlannedEnd {
+  readonly summary: RunSummary;
+  readonly checked: RunOutcome;
+  readonly outcome: RunOutcome;
+  /** The close was to join the transaction of the run's pending turns (`commitRun`). */
+  readonly joined: boolean;
+}
+
+/**
+ * The end to write once the run's turns settled, for a close that was to join their transaction and can no longer
+ * (their batch committed or failed between the run's end and its adoption): `failed` when one of them was lost.
+ */
+async function endAfterTurns(scope: RunScope, end: PlannedEnd): Promise<PlannedEnd> {
+  const lost = await scope.writes.settled();
+  // Lost before the run ended: `commitRun` waited for it, and `end` says so already.
+  if (lost === undefined || !end.joined) return end;
+  const checked = commitFailed(end.outcome, turnLost, lost);
+  return { ...end, checked, summary: summaryOf(scope, end.summary.startedAt, checked) };
+}
+
 /**
  * Write a run's end now (see `RunEnding.close`): a commit that fails is written again as `failed`
- * (`ledger_unavailable`, saying why), told to `corrected` in the stretch that writes it; if that fails too the run
- * stays open in the ledger, to be closed `crashed` at the next start. A run whose ledger faulted writes nothing: its
- * `crashed` end is told once the ledger healed. Resolves with the end the ledger holds, once announced.
+ * (`ledger_unavailable`, saying why: a lost turn when the close shared its transaction), told to `corrected` in the
+ * stretch that writes it; if that fails too the run stays open in the ledger, to be closed `crashed` at the next
+ * start. A run whose ledger faulted writes nothing: its `crashed` end is told once the ledger healed. Resolves with
+ * the end the ledger holds, once announced.
  */
 async function closeRunEnd(
   scope: RunScope,
-  end: { readonly summary: RunSummary; readonly checked: RunOutcome; readonly outcome: RunOutcome },
+  planned: PlannedEnd,
   lease: RunLease | undefined,
   corrected: (summary: RunSummary) => void,
 ): Promise<RunSummary> {
   const { services } = scope;
-  const { summary, checked, outcome } = end;
+  const { outcome } = planned;
   const held = async (): Promise<RunSummary> => {
-    const crashed = await holdRunEnd(scope, summary.startedAt, outcome);
+    const crashed = await holdRunEnd(scope, planned.summary.startedAt, outcome);
     corrected(crashed);
     return crashed;
   };
   if (isLost(lease)) return held();
-  const first = writeRunEnd(scope, summary, checked);
+  let end = planned;
+  let after = scope.writes.joinable(services.ledger);
+  // No await before the write otherwise: a close that joins its turns' transaction is written in this stretch.
+  if (after === undefined) {
+    end = await endAfterTurns(scope, planned);
+    after = [];
+    if (isLost(lease)) return held();
+  }
+  const { summary, checked } = end;
+  const first = writeRunEnd(scope, summary, checked, after);
+  if (summary !== planned.summary) corrected(summary);
   try {
     await first.committed;
     await first.announced;
     return summary;
   } catch (error) {
     services.onError(error);
+    // A close that joined its turns failed with their transaction: the turn is what was lost.
+    const lost = end.joined ? await scope.writes.settled() : undefined;
     // The lease is lost by now when the commit failed because the ledger did (the guard saw the failure first).
     if (isLost(lease)) return held();
-    const failed = commitFailed(outcome, 'the run could not be committed', error);
+    const failed =
+      lost === undefined
+        ? commitFailed(outcome, 'the run could not be committed', error)
+        : commitFailed(outcome, turnLost, lost);
     const rewritten = summaryOf(scope, summary.startedAt, failed);
-    const second = writeRunEnd(scope, rewritten, failed);
+    const second = writeRunEnd(scope, rewritten, failed, []);
     corrected(rewritten);
     second.committed.catch(services.onError);
     await second.announced;

@@ -66,6 +66,8 @@ describe('session.approve', () => {
 
     await chat.approve({ toolCallId: 'call-r', decision: 'approve' });
     expect(await chat.waitForEnd()).toMatchObject({ status: 'ended', run: { status: 'completed' } });
+    // The harness's stream reads what the ledger made durable (a step behind on Postgres): let it catch up.
+    await h.settled();
     expect(ran).toEqual([{ orderId: 'A1', amount: 30 }]);
     expect(h.model.requests[1]?.messages.at(-1)).toMatchObject({
       role: 'tool',

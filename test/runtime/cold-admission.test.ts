@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import type { ScriptEntry } from 'agentlanes/testing';
 import { startOnFile } from '../support/file-runtime.js';
 import { tempLedgerPath } from '../support/temp-ledger.js';
 
-/** A SQLite file holding session "chat:1" hibernated after one run (message "a"), and a second runtime on it. */
-async function hibernated(queue?: { mode: 'collect' | 'reject' | 'steer' | 'interrupt' }) {
+/**
+ * A SQLite file holding session "chat:1" hibernated after one run (message "a"), and a second runtime on it, whose
+ * model gives `reply` ("done" by default).
+ */
+async function hibernated(
+  queue?: { mode: 'collect' | 'reject' | 'steer' | 'interrupt' },
+  reply?: ScriptEntry,
+) {
   const path = tempLedgerPath('cold');
   const first = startOnFile(path);
   const chat = first.runtime.session('chat:1');
@@ -11,7 +18,7 @@ async function hibernated(queue?: { mode: 'collect' | 'reject' | 'steer' | 'inte
   await chat.send({ id: 'a', text: 'first' });
   await chat.waitForEnd();
   await first.close();
-  return startOnFile(path);
+  return startOnFile(path, reply);
 }
 
 describe('send() to a hibernated session', () => {
@@ -39,7 +46,8 @@ describe('send() to a hibernated session', () => {
   });
 
   it('queues a second message sent in the same stretch behind the run the first one started', async () => {
-    const second = await hibernated();
+    // The run goes on until the runtime closes: the second message meets it running, however fast runs end.
+    const second = await hibernated(undefined, { hang: true });
     const chat = second.runtime.session('chat:1');
     const [one, two] = await Promise.all([
       chat.send({ id: 'b', text: 'one' }),

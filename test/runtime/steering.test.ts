@@ -191,9 +191,12 @@ describe('Session.steer', () => {
     const memory = createMemoryLedger();
     let steering: ReturnType<typeof chat.steer> | undefined;
     let stateWhenSteered: string | undefined;
-    // The final answer's events are written while the run settles, before it ends: steer from there.
+    // The final answer's events are written while the run settles, before it ends: steer from there. The run waits
+    // for its last turns to be written before it ends (a ledger that ties a close to them, `closesWith`, would end it
+    // at once, and the steer would start the next run instead).
     const ledger: Ledger = {
       ...memory,
+      closesWith: () => false,
       appendEvents(events) {
         if (steering === undefined && events.some((event) => event.type === 'assistant.final')) {
           stateWhenSteered = chat.status().state;

@@ -1,13 +1,14 @@
 import { createRuntime, isRuntimeError, type RuntimeEvent } from 'agentlanes';
-import { fakeClock, scriptedModel } from 'agentlanes/testing';
+import { fakeClock, scriptedModel, type ScriptEntry } from 'agentlanes/testing';
 
 /**
- * A runtime on the SQLite ledger file at `path` (the scripted model answers "done", followup mode), with every
- * event and every reported error kept: what the corrupt-row tests open, damage the file under, and open again.
+ * A runtime on the SQLite ledger file at `path` (the scripted model answers `reply`, "done" by default; followup
+ * mode), with every event and every reported error kept: what the corrupt-row tests open, damage the file under,
+ * and open again.
  */
-export function startOnFile(path: string) {
+export function startOnFile(path: string, reply: ScriptEntry = { text: 'done' }) {
   const clock = fakeClock({ now: 10_000 });
-  const model = scriptedModel(() => ({ text: 'done' }), { clock });
+  const model = scriptedModel(() => reply, { clock });
   const errors: unknown[] = [];
   const runtime = createRuntime({
     ledger: { path },
