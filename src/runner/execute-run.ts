@@ -203,7 +203,7 @@ async function startRun(scope: RunScope, lease: RunLease | undefined): Promise<E
  * opening ends it `failed`, as a lost turn does), and a tool call waits for it as for the events before the call.
  */
 function openedFirst(scope: RunScope, { written: opened, writes }: RunOpening): RunScope {
-  // The ledger's own promises: `commitsWith` knows them (not a promise made of them).
+  // The ledger's own promises: `closesWith` knows them (not a promise made of them).
   for (const write of writes) scope.writes.track(write);
   const { port } = scope;
   if (port.durable === undefined) return scope;

@@ -155,7 +155,7 @@ function createWritePath(
           work(() => undefined);
         };
     try {
-      // The group commit's own promise (its failure coded there): `commitsWith` knows it.
+      // The group commit's own promise (its failure coded there): `unfailed` and `failureOf` know it.
       return commits.write(run, statements);
     } catch (error) {
       // BEGIN itself failed (the file cannot take a write): a rejection like any other failed write.
@@ -206,7 +206,7 @@ export function openSqliteConnection(options: SqliteLedgerOptions): SqliteConnec
     submit(work, statements, false);
   commits.beforeCommit(() => batches.flush());
   commits.onRollback(() => batches.clear());
-  // After the rows' hooks: a transaction's event rows go in after its other rows (a run.ended after its close).
+  // After the row batches' hooks: a transaction's event rows go in after its rows (a run.ended after its close).
   const { rows, refusedCloses } = bufferEventRows(db, commits);
   // Event rows are buffered too (their own buffer): appending them leaves the other buffered rows buffered.
   const events = createSqliteEventWriter({ db, write: (work) => submit(work, 'one', true), refusal }, rows);
