@@ -73,6 +73,19 @@ export function createEventWriter({ deltas, writeRows, refusal }: EventWriterDep
     }
     return written;
   };
+  /**
+   * Write an append's batch. A `run.ended` (the bus appends each event alone) may be refused with its run's close
+   * (`RefusedCloses`): the buffered deltas it flushes (another run's, on Postgres: they come before it) are written
+   * first on their own, so they never fail with it.
+   */
+  const writeAppended = (events: readonly RuntimeEvent[], batch: CoalescedBatch): Promise<void> => {
+    const [ended] = events;
+    if (batch.flushed.length === 0 || events.length !== 1 || ended?.type !== 'run.ended')
+      return writeBatch(batch);
+    const flushed = batch.write.filter((event) => event !== ended);
+    writeBatch({ write: flushed, flushed: batch.flushed, waits: [] }).catch(() => undefined);
+    return writeRows([ended]);
+  };
   const armDrain = (): void => {
     drainTimer ??= setTimeout(() => {
       drainTimer = undefined;
@@ -89,7 +102,7 @@ export function createEventWriter({ deltas, writeRows, refusal }: EventWriterDep
       if (checked instanceof RuntimeError) return Promise.reject(checked);
       lastAppended = checked;
       const batch = deltas.take(events);
-      const now = writeBatch(batch);
+      const now = writeAppended(events, batch);
       armDrain();
       return settledAppend(events, batch, now);
     },
