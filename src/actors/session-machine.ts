@@ -9,7 +9,7 @@ import {
 } from 'xstate';
 import type { Clock, IdGenerator } from '../core/index.js';
 import type { AbortStatus, ExecuteRun, RunSummary, RunResult, SessionPort } from '../runner/index.js';
-import { abortRun, closeRun, startOrHold, startRun, steerRun, type RunReported } from './session-runs.js';
+import { abortRun, closeRun, startOrHold, startRun, steerRun } from './session-runs.js';
 import {
   beginWork,
   endRun,
@@ -63,12 +63,6 @@ export interface SessionMachineDeps {
   readonly portOf: (sessionKey: string) => SessionPort;
   /** Called when a session goes idle with nothing queued (it may hibernate after a while). */
   readonly onIdle: (sessionKey: string) => void;
-  /**
-   * Called once a run's end or pause (`result`) or its failure to start (no result) was handed to the session's
-   * actor, after the actor took it in (`adopted`: its snapshot already shows the run ended or paused), or found the
-   * actor stopped (`adopted` false). The end or pause was written in the same stretch, just before. @default none
-   */
-  readonly onRunReported?: (sessionKey: string, report: RunReported) => void;
   /** How long a paused run waits before it continues without the missing decisions and results. */
   readonly pauseTimeoutMs: number;
   /** End a plan run the session holds: abort it when it runs, close it when it is paused. */
@@ -167,7 +161,6 @@ export function createSessionMachine(deps: SessionMachineDeps) {
         const report = {
           send: (event: SessionEvent) => self.send(event),
           active: () => isActive(self),
-          reported: (reported: RunReported) => deps.onRunReported?.(sessionKey, reported),
         };
         enqueue.emit({ type: 'run.starting', start: () => startRun(deps, clock, sessionKey, run, report) });
       }),

@@ -67,21 +67,11 @@ export interface RunHandle {
  */
 const handles = new WeakMap<ActiveRun, RunHandle>();
 
-/** What became of a run's report to its session actor. */
-export interface RunReported {
-  /** The run's end or pause; absent when it could not start. */
-  readonly result?: RunResult;
-  /** True when the actor took the report in (its snapshot shows it); false when it was stopped. */
-  readonly adopted: boolean;
-}
-
 /** Where a run's end goes: the session actor, while it still runs. */
 export interface RunReport {
   readonly send: (event: SessionEvent) => void;
   /** False once the session actor was stopped (nothing is sent to it then). */
   readonly active: () => boolean;
-  /** Told once the report was handed over (or could not be). */
-  readonly reported: (reported: RunReported) => void;
 }
 
 /**
@@ -154,27 +144,22 @@ function reportOf(
   executed: ExecutedRun,
   unadmitted: SteerMessage[],
   corrected: (summary: RunSummary) => void,
-): { readonly event: SessionEvent; readonly result: RunResult } {
+): SessionEvent {
   if (isRunPausing(executed)) {
     const { paused } = executed;
     writes.set(
       paused,
       executed.record().then(() => paused),
     );
-    return { event: { type: 'RUN.PAUSED', paused, unadmitted, at: paused.at }, result: paused };
+    return { type: 'RUN.PAUSED', paused, unadmitted, at: paused.at };
   }
   if (isRunEnding(executed)) {
     const { summary } = executed;
     writes.set(summary, executed.close(corrected));
-    return { event: { type: 'RUN.DONE', summary, unadmitted, at: summary.endedAt }, result: summary };
+    return { type: 'RUN.DONE', summary, unadmitted, at: summary.endedAt };
   }
-  if (isRunPaused(executed)) {
-    return { event: { type: 'RUN.PAUSED', paused: executed, unadmitted, at: executed.at }, result: executed };
-  }
-  return {
-    event: { type: 'RUN.DONE', summary: executed, unadmitted, at: executed.endedAt },
-    result: executed,
-  };
+  if (isRunPaused(executed)) return { type: 'RUN.PAUSED', paused: executed, unadmitted, at: executed.at };
+  return { type: 'RUN.DONE', summary: executed, unadmitted, at: executed.endedAt };
 }
 
 /**
@@ -198,11 +183,9 @@ export function startRun(
   handles.set(run, handle);
   const abort = run.resume?.abort;
   if (abort !== undefined) abortHandle(handle, abort.status, abort.reason);
-  const send = (event: SessionEvent, result?: RunResult): void => {
+  const send = (event: SessionEvent): void => {
     handle.settled = true;
-    const adopted = report.active();
-    if (adopted) report.send(event);
-    report.reported({ ...(result === undefined ? {} : { result }), adopted });
+    if (report.active()) report.send(event);
   };
   // A failed commit's rewrite reaches the machine as a correction of the end it adopted (RUN.CORRECTED).
   const corrected = (summary: RunSummary): void => {
@@ -211,8 +194,7 @@ export function startRun(
   const { executeRun, portOf } = executor;
   executeRun(requestFor(sessionKey, run, handle), portFor(sessionKey, portOf, handle)).then(
     (executed) => {
-      const { event, result } = reportOf(executed, handle.steering.take(), corrected);
-      send(event, result);
+      send(reportOf(executed, handle.steering.take(), corrected));
     },
     () => send({ type: 'RUN.NOT_STARTED', at: clock.now() }),
   );

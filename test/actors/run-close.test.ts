@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createDeferred } from '../../src/core/deferred.js';
 import { writeOf } from '../../src/actors/session-runs.js';
 import type { RunEnding, RunPausing, RunSummary } from '../../src/runner/run-request.js';
-import { admitMessage, bareSession } from '../support/session-actor.js';
+import { admitMessage, bareSession, watchSteps } from '../support/session-actor.js';
 
 const summary: RunSummary = {
   runId: 'run_1',
@@ -13,16 +13,15 @@ const summary: RunSummary = {
   endedAt: 1000,
 };
 
-/** A bare session actor with one run started; `steps` records the close and the report, in order. */
+/** A bare session actor with one run started; `steps` records the close and the machine's steps, in order. */
 function sessionWithRun() {
   const steps: string[] = [];
-  const { clock, runs, actor } = bareSession({
-    onRunReported: (_key, { adopted }) => steps.push(`reported adopted=${String(adopted)}`),
-  });
+  const { clock, runs, actor } = bareSession();
   actor.start();
   admitMessage(actor, 'm1');
   const run = runs[0];
   if (run === undefined) throw new Error('no run started');
+  watchSteps(actor, ({ value }) => steps.push(`adopted, machine at ${JSON.stringify(value)}`));
   return { actor, clock, run, steps };
 }
 
@@ -39,7 +38,7 @@ describe('the closing write of a run', () => {
     };
     run.finish(ending);
     await clock.advance(0);
-    expect(steps).toEqual(['close, machine at "running"', 'reported adopted=true']);
+    expect(steps).toEqual(['close, machine at "running"', 'adopted, machine at {"idle":"empty"}']);
     expect(actor.getSnapshot().context.lastEnd).toBe(summary);
     const write = writeOf(summary);
     expect(write).toBeDefined();
@@ -85,7 +84,7 @@ describe('the closing write of a run', () => {
     };
     run.finish(pausing);
     await clock.advance(0);
-    expect(steps).toEqual(['record, machine at "running"', 'reported adopted=true']);
+    expect(steps).toEqual(['record, machine at "running"', 'adopted, machine at "awaiting_approval"']);
     expect(actor.getSnapshot().value).toBe('awaiting_approval');
   });
 });

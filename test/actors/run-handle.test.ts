@@ -1,27 +1,17 @@
 import { describe, expect, it, vi } from 'vitest';
 import { activityOf, stopSession } from '../../src/actors/session-machine.js';
 import { RuntimeError } from '../../src/core/errors.js';
-import { isRunPaused, type RunResult } from '../../src/runner/run-request.js';
-import { admitMessage, bareSession } from '../support/session-actor.js';
+import type { RunResult } from '../../src/runner/run-request.js';
+import { admitMessage, bareSession, watchSteps } from '../support/session-actor.js';
 
-/** A bare session actor with one run started, waiting until the test finishes it. */
+/** A bare session actor with one run started, waiting until the test finishes it; `steps`: the actor's steps since. */
 function sessionWithRun() {
-  const ended: RunResult[] = [];
-  // Each report, with whether the actor's snapshot still named a run when it came.
-  const reports: { adopted: boolean; status?: string; runStillNamed: boolean }[] = [];
-  const { clock, runs, actor } = bareSession({
-    onRunReported: (_key, { result, adopted }) => {
-      if (adopted && result !== undefined && !isRunPaused(result)) ended.push(result);
-      const runStillNamed = actor.getSnapshot().context.run !== null;
-      const status = result === undefined || isRunPaused(result) ? undefined : result.status;
-      reports.push({ adopted, ...(status === undefined ? {} : { status }), runStillNamed });
-    },
-  });
+  const { clock, runs, actor } = bareSession();
   actor.start();
   admitMessage(actor, 'm1');
   const run = runs[0];
   if (run === undefined) throw new Error('no run started');
-  return { actor, clock, run, ended, reports };
+  return { actor, clock, run, steps: watchSteps(actor) };
 }
 
 const summary: RunResult = {
@@ -53,7 +43,7 @@ describe('the run handle of a session', () => {
   });
 
   it('aborts the run in flight when the session actor is stopped', async () => {
-    const { actor, clock, run, ended } = sessionWithRun();
+    const { actor, clock, run, steps } = sessionWithRun();
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     stopSession(actor);
     expect(run.request.signal.aborted).toBe(true);
@@ -61,35 +51,38 @@ describe('the run handle of a session', () => {
     expect((run.request.signal.reason as RuntimeError).message).toBe('session stopped');
     run.finish(summary);
     await clock.advance(0);
-    expect(ended).toEqual([]);
+    expect(steps).toEqual([]);
+    expect(actor.getSnapshot().context.lastEnd).toBeUndefined();
     expect(warn).not.toHaveBeenCalled();
     warn.mockRestore();
   });
 
   it('leaves a run that ended alone when the session actor is stopped afterwards', async () => {
-    const { actor, clock, run, ended } = sessionWithRun();
+    const { actor, clock, run } = sessionWithRun();
     run.finish(summary);
     await clock.advance(0);
-    expect(ended).toEqual([summary]);
+    expect(actor.getSnapshot().context.lastEnd).toBe(summary);
     stopSession(actor);
     expect(run.request.signal.aborted).toBe(false);
   });
 
-  it('reports a run end once the actor took it in, so its events go out while the snapshot shows it ended', async () => {
-    const { clock, run, reports } = sessionWithRun();
-    expect(reports).toEqual([]);
+  it('hands a run end to the actor, which takes it in one step: idle, no run named, the end kept', async () => {
+    const { clock, run, steps } = sessionWithRun();
+    expect(steps).toEqual([]);
     run.finish(summary);
     await clock.advance(0);
-    expect(reports).toEqual([{ adopted: true, status: 'completed', runStillNamed: false }]);
+    expect(steps).toEqual([{ value: { idle: 'empty' }, runNamed: false, lastEndStatus: 'completed' }]);
   });
 
-  it('reports a run end as not adopted when its actor was stopped, so its held events are released all the same', async () => {
-    const { actor, clock, run, reports } = sessionWithRun();
+  it('hands nothing to an actor that was stopped: it takes no step and still names the run', async () => {
+    const { actor, clock, run, steps } = sessionWithRun();
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     stopSession(actor);
     run.finish(summary);
     await clock.advance(0);
-    expect(reports).toEqual([{ adopted: false, status: 'completed', runStillNamed: true }]);
+    expect(steps).toEqual([]);
+    expect(actor.getSnapshot().context.run).not.toBeNull();
+    expect(warn).not.toHaveBeenCalled();
     warn.mockRestore();
   });
 });

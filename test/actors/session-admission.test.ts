@@ -38,7 +38,6 @@ function session() {
       }),
     portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
-    onRunReported: () => undefined,
     pauseTimeoutMs: 60_000,
     endPlan: (_key, runId, status) => endedPlans.push({ runId, status }),
   });

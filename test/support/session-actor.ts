@@ -30,7 +30,6 @@ export function bareSession(overrides: Partial<SessionMachineDeps> = {}) {
       new Promise<ExecutedRun>((resolve) => runs.push({ request, port, finish: resolve })),
     portOf: (key) => ({ key, emit: () => undefined }),
     onIdle: () => undefined,
-    onRunReported: () => undefined,
     pauseTimeoutMs: 60_000,
     endPlan: () => undefined,
     ...overrides,
@@ -50,4 +49,27 @@ export function admitMessage(actor: SessionActor, messageId: string): void {
     remember: false,
     waitMs: 0,
   });
+}
+
+/** What the actor took in: each step it took after `watchSteps` was called, as the place it went to and its run. */
+export interface TakenStep {
+  readonly value: unknown;
+  readonly runNamed: boolean;
+  readonly lastEndStatus?: string;
+}
+
+/** Record every step the actor takes from now on (a stopped actor takes none). */
+export function watchSteps(actor: SessionActor, onStep?: (step: TakenStep) => void): TakenStep[] {
+  const steps: TakenStep[] = [];
+  actor.subscribe((snapshot) => {
+    const status = snapshot.context.lastEnd?.status;
+    const step = {
+      value: snapshot.value,
+      runNamed: snapshot.context.run !== null,
+      ...(status === undefined ? {} : { lastEndStatus: status }),
+    };
+    steps.push(step);
+    onStep?.(step);
+  });
+  return steps;
 }
