@@ -60,7 +60,7 @@ export { failureReasons, type FailureReason } from './failure-reasons.js';
 export { pieceCodec, type PieceCodec } from './piece-codec.js';
 export { randomIds, seededRandom, sequentialIds, type IdGenerator, type Random } from './ids.js';
 export { inboxStatuses, type InboxStatus } from './inbox-statuses.js';
-export { assertInputBounds, storableString, storableTextProblem } from './input-bounds.js';
+export { assertInputBounds, storableString, storableText, storableTextProblem } from './input-bounds.js';
 export { lateBound, type LateBound } from './late-bound.js';
 export type { ToolCall, ToolSpec, Usage } from './model-types.js';
 export { pauseStates } from './pause-states.js';

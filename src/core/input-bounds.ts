@@ -26,6 +26,15 @@ export function isStorableText(text: string): boolean {
   return storableTextProblem(text) === undefined;
 }
 
+/**
+ * `text` with every U+0000 replaced by U+FFFD: what a model, a tool or a provider's error says, made storable in
+ * every ledger. A caller's input with U+0000 is refused instead (`storableString`); output cannot be refused, and
+ * one NUL in a reply must not cost the run its record on the ledger that cannot hold it (Postgres).
+ */
+export function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
 /** A zod string every ledger stores as it is: `storableTextProblem` finds nothing in it. */
 export const storableString = () =>
   z.string().superRefine((value, context) => {

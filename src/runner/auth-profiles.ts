@@ -1,5 +1,5 @@
 import { createStore, type Store } from '@xstate/store';
-import { type Clock, scrubSecrets } from '../core/index.js';
+import { type Clock, scrubSecrets, storableText } from '../core/index.js';
 import type { Ledger } from '../ledger/index.js';
 import {
   type FailureReason,
@@ -175,7 +175,7 @@ export function createAuthProfiles(options: {
     },
     succeeded: (profileId, now) => store.trigger.succeeded({ profileId, now }),
     stats: () => stats.read(),
-    scrub: (text) => scrubSecrets(text, pool.secrets),
+    scrub: (text) => storableText(scrubSecrets(text, pool.secrets)),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { ModelMessage } from '../providers/index.js';
-import { RuntimeError, isRuntimeError } from '../core/index.js';
+import { RuntimeError, isRuntimeError, storableText } from '../core/index.js';
 import { callModel, paceRequest } from './model-call.js';
 import type { ModelTurn, RunText } from './model-turn.js';
 import type { RunContext } from './run-context.js';
@@ -112,7 +112,7 @@ async function summarize(context: RunContext, prompt: string): Promise<string> {
   const paced = paceRequest(context, candidate.providerName);
   if (paced !== undefined) await paced;
   for await (const part of candidate.provider.stream(request, options)) {
-    if (part.type === 'text') text += part.delta;
+    if (part.type === 'text') text += storableText(part.delta);
   }
   return text;
 }

@@ -61,7 +61,10 @@ export interface AuthProfilePool {
    * when), and a message per profile that cannot be used at all because its secret is missing.
    */
   availability(provider: string, model: string, now: number): ProfileAvailability;
-  /** Remove every known secret from `text` (error messages must never carry one). */
+  /**
+   * Remove every known secret from `text` (error messages must never carry one), and make it storable in every
+   * ledger (`storableText`: a U+0000 becomes U+FFFD).
+   */
   readonly scrub: (text: string) => string;
 }
 

@@ -1,4 +1,4 @@
-import { abortReason } from '../core/index.js';
+import { abortReason, storableText } from '../core/index.js';
 import type {
   FinishReason,
   ModelMessage,
@@ -34,6 +34,13 @@ export interface ModelTarget {
   readonly credential: ProviderCredential | undefined;
 }
 
+/** A tool call whose id and name a ledger can store (the model chose them; its arguments are stored as JSON). */
+function storableCall(call: ToolCall): ToolCall {
+  const id = storableText(call.id);
+  const name = storableText(call.name);
+  return id === call.id && name === call.name ? call : { ...call, id, name };
+}
+
 /**
  * One model call: stream it and fold the parts into events (`assistant.delta` per token,
  * `assistant.block` per chunk, `assistant.reasoning`) and a turn (text, tool calls, usage).
@@ -67,22 +74,26 @@ export async function streamModelTurn(
       context.emit({ type: 'assistant.block', runId, index, blockId: `${runId}:${index}`, text: block });
     }
   };
+  // What the model says is made storable as it arrives (a U+0000 becomes U+FFFD), so the deltas a client reads,
+  // the turn and the run's text all say the same on every ledger.
   for await (const part of target.provider.stream(request, options)) {
     if (signal.aborted) throw abortReason(signal);
     switch (part.type) {
-      case 'text':
+      case 'text': {
         if (part.delta.length === 0) break;
+        const delta = storableText(part.delta);
         if (text.length === 0) runText.text += separator;
-        text += part.delta;
-        runText.text += part.delta;
-        context.emit({ type: 'assistant.delta', runId, delta: part.delta });
-        emitBlocks(chunker.push(part.delta));
+        text += delta;
+        runText.text += delta;
+        context.emit({ type: 'assistant.delta', runId, delta });
+        emitBlocks(chunker.push(delta));
         break;
+      }
       case 'reasoning':
-        context.emit({ type: 'assistant.reasoning', runId, delta: part.delta });
+        context.emit({ type: 'assistant.reasoning', runId, delta: storableText(part.delta) });
         break;
       case 'tool_call':
-        toolCalls.push(part.call);
+        toolCalls.push(storableCall(part.call));
         break;
       case 'usage':
         inputTokens += part.usage.inputTokens;

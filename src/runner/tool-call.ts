@@ -1,4 +1,4 @@
-import { abortReason, RuntimeError, type ErrorCode, toErrorInfo } from '../core/index.js';
+import { abortReason, RuntimeError, type ErrorCode, storableText, toErrorInfo } from '../core/index.js';
 import type { ToolCall } from '../providers/index.js';
 import { type Tool, executeTool, resolveTool } from '../tools/index.js';
 import { runFailureCode } from '../policies/index.js';
@@ -53,12 +53,12 @@ function errorResult(
     tool: call.name,
     error: { code, message },
   });
-  return { call, content: `Error: ${message}`, isError: true, correctable };
+  return { call, content: `Error: ${storableText(message)}`, isError: true, correctable };
 }
 
-/** A tool's output as the model reads it. */
+/** A tool's output as the model reads it and its turn records it (a U+0000 in a text output becomes U+FFFD). */
 export function serialize(output: unknown): string {
-  if (typeof output === 'string') return output;
+  if (typeof output === 'string') return storableText(output);
   return JSON.stringify(output) ?? 'null';
 }
 

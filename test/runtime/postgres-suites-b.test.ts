@@ -13,6 +13,7 @@ vi.mock('../../src/core/fake-clock.js', async (importOriginal) =>
 
 await import('./run-control.test.js');
 await import('./run-close-tied.test.js');
+await import('./storable-output.test.js');
 await import('./approvals.test.js');
 await import('./approvals-restart.test.js');
 await import('./deferred-tools.test.js');
