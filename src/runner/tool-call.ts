@@ -116,10 +116,13 @@ async function runToolCall(
     if (signal.aborted) throw abortReason(signal);
     return errorResult(context, call, outcome.error.code, outcome.error.message);
   }
-  const { output, durationMs } = outcome;
+  const { durationMs } = outcome;
+  const content = serialize(outcome.output);
+  // A text output is the content the turn records (storable), so tool.succeeded says what the model reads.
+  const output = typeof outcome.output === 'string' ? content : outcome.output;
   context.emit({ type: 'tool.succeeded', runId, toolCallId: call.id, tool: call.name, output, durationMs });
   if (tool.undo !== undefined) context.compensate({ toolCallId: call.id, tool: call.name, args, output });
-  return { call, content: serialize(output), isError: false, correctable: false };
+  return { call, content, isError: false, correctable: false };
 }
 
 /** Record a call that never launched because steering took over: a synthetic result and `tool.skipped`. */

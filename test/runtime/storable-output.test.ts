@@ -66,7 +66,9 @@ describe('output with a U+0000 (NUL)', () => {
       'assistant: done',
     ]);
     expect(turns[2]).toMatchObject({ toolCallId: `call${replaced}1` });
-    expect(h.of('tool.succeeded')).toMatchObject([{ toolCallId: `call${replaced}1`, tool: 'read' }]);
+    expect(h.of('tool.succeeded')).toMatchObject([
+      { toolCallId: `call${replaced}1`, tool: 'read', output: `bin${replaced}ary` },
+    ]);
     const toolMessage = h.model.requests[1]?.messages.at(-1);
     expect(toolMessage).toMatchObject({ role: 'tool', content: `bin${replaced}ary` });
     await h.close();
