@@ -3,6 +3,7 @@ import type {
   FinishReason,
   ModelMessage,
   ModelProvider,
+  ModelRequest,
   ProviderCredential,
   ThinkingLevel,
   ToolCall,
@@ -41,6 +42,22 @@ function storableCall(call: ToolCall): ToolCall {
   return id === call.id && name === call.name ? call : { ...call, id, name };
 }
 
+/** The request one attempt sends: the run's messages and tools, the system prompt and the target's thinking level. */
+function modelRequest(
+  context: RunContext,
+  messages: readonly ModelMessage[],
+  target: ModelTarget,
+): ModelRequest {
+  const { system } = context.services;
+  return {
+    model: target.model,
+    messages,
+    tools: context.tools.specs,
+    ...(system === undefined ? {} : { system }),
+    ...(target.thinking === undefined ? {} : { thinking: target.thinking }),
+  };
+}
+
 /**
  * One model call: stream it and fold the parts into events (`assistant.delta` per token,
  * `assistant.block` per chunk, `assistant.reasoning`) and a turn (text, tool calls, usage).
@@ -52,7 +69,6 @@ export async function streamModelTurn(
   target: ModelTarget,
 ): Promise<ModelTurn> {
   const { runId, signal } = context;
-  const { system } = context.services;
   const chunker = createBlockChunker(context.services.blocks);
   const toolCalls: ToolCall[] = [];
   let text = '';
@@ -60,13 +76,6 @@ export async function streamModelTurn(
   let outputTokens = 0;
   let finishReason: FinishReason | undefined;
   const separator = runText.text.length > 0 ? '\n\n' : '';
-  const request = {
-    model: target.model,
-    messages,
-    tools: context.tools.specs,
-    ...(system === undefined ? {} : { system }),
-    ...(target.thinking === undefined ? {} : { thinking: target.thinking }),
-  };
   const options = target.credential === undefined ? { signal } : { signal, credential: target.credential };
   const emitBlocks = (blocks: readonly string[]): void => {
     for (const block of blocks) {
@@ -76,7 +85,7 @@ export async function streamModelTurn(
   };
   // What the model says is made storable as it arrives (a U+0000 becomes U+FFFD), so the deltas a client reads,
   // the turn and the run's text all say the same on every ledger.
-  for await (const part of target.provider.stream(request, options)) {
+  for await (const part of target.provider.stream(modelRequest(context, messages, target), options)) {
     if (signal.aborted) throw abortReason(signal);
     switch (part.type) {
       case 'text': {
