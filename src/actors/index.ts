@@ -41,6 +41,6 @@ export { createSessionQueue, type QueueItem, type SessionQueue } from './session
 export type { LiveSession } from './session-registry.js';
 export { createSessionTools, type SessionTools } from './session-api.js';
 export { createSubagentSpawner } from './subagent-spawner.js';
-export { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './session-pause.js';
+export { approveCall, supplyResult, type ApprovalInput, type SupplyInput } from './operator-answers.js';
 export { assertUndoable, parseUndoOptions } from './session-api.js';
 export { parseTimeout, waitForRun, type PausedRunInfo, type WaitResult } from './session-runs.js';

@@ -27,7 +27,8 @@ import {
 import type { SessionTools } from './session-api.js';
 import type { AdmissionDeps } from './admit-message.js';
 import type { EventBus } from '../events/index.js';
-import { decideInto, pausedPlanOf, stepsFromEvents } from './session-pause.js';
+import { pausedPlanOf, stepsFromEvents } from './session-pause.js';
+import { decideInto } from './operator-answers.js';
 import { planEndWritten } from './session-runs.js';
 import { createSessionMachine } from './session-machine.js';
 import { resolveQueueSettings, type QueueSettingsInput } from '../policies/index.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pausedPlanToRestore } from './session-pause.js';
+import { approvalIdOfCall, pausedPlanToRestore } from './session-pause.js';
 import { RuntimeError, runStatuses, type RunStatus, type Clock, createDeferred } from '../core/index.js';
 import type { Ledger, RunRecord, ToolCallKind, TranscriptFork, TurnRecord } from '../ledger/index.js';
 import { parsePlan, planStepIds, rootStepId } from '../plans/index.js';
@@ -64,6 +64,8 @@ export interface PendingCall {
   readonly args: unknown;
   readonly kind: Exclude<ToolCallKind, 'ran'>;
   readonly requestedAt: number;
+  /** The request it waits on: pass it to `approve({ approvalId })` / `approvePlan({ approvalIds })`. */
+  readonly approvalId: string;
   /** Present on a step of a paused plan run (answered with `approvePlan`, never edited). */
   readonly planStep?: true;
 }
@@ -122,6 +124,7 @@ async function pausedPlanSteps(ledger: Ledger, run: RunRecord): Promise<PendingC
     sessionKey,
     runId,
     toolCallId: step.stepId,
+    approvalId: step.approvalId ?? step.stepId,
     tool: step.tool,
     args: argsOf(step.stepId),
     kind: 'approval',
@@ -144,6 +147,7 @@ export async function listPendingCalls(internals: RuntimeInternals): Promise<Pen
                 sessionKey: call.sessionKey,
                 runId: call.runId,
                 toolCallId: call.toolCallId,
+                approvalId: approvalIdOfCall(call),
                 tool: call.tool,
                 args: call.args,
                 kind: call.kind,

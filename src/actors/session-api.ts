@@ -9,7 +9,7 @@ import type { SendResult } from './admit-message.js';
 import type { InboundMessageInput } from './inbound-message.js';
 import type { WaitResult, SessionStatus, ApprovePlanInput } from './session-runs.js';
 import type { Controller } from './authority.js';
-import type { ApprovalInput, SupplyInput } from './session-pause.js';
+import type { ApprovalInput, SupplyInput } from './operator-answers.js';
 import type { QueuedMessage } from './session-context.js';
 import type { LiveSession } from './session-registry.js';
 import { assertOpen, type RuntimeInternals } from './runtime-internals.js';

@@ -8,6 +8,7 @@ import type {
   RunResult,
   RunSummary,
   WaitingCall,
+  PlanStepWait,
 } from '../runner/index.js';
 import {
   type Admission,
@@ -95,11 +96,8 @@ export interface PauseContext {
   readonly until: number;
 }
 
-/** A step a paused plan run waits for: approve or reject it with `approvePlan`. */
-export interface PlanStepWait {
-  readonly stepId: string;
-  readonly tool: string;
-}
+/** A step a paused plan run waits for (the runner's type: its plan code reports them). */
+export type { PlanStepWait };
 
 /**
  * A plan run of the session as its plan code reports it (PLAN.HELD / PAUSED / ENDED), from `executePlan` (or
@@ -294,6 +292,8 @@ export interface DecideEvent {
   readonly type: 'DECIDE';
   readonly toolCallId: string;
   readonly answer: 'approval' | 'deferred';
+  /** The request the answer is for: refused when the call now waits on another (see `approvalIdOf`). */
+  readonly approvalId?: string;
 }
 
 /** The context of a brand-new session. */

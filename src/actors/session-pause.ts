@@ -5,9 +5,6 @@ import {
   type RunPaused,
   type RunResult,
   type WaitingCall,
-  answerApproval,
-  answerSupplied,
-  serialize,
 } from '../runner/index.js';
 import type {
   QueuedMessage,
@@ -16,24 +13,9 @@ import type {
   PlanStepWait,
   SessionEvent,
   DecideEvent,
-  CallAnswered,
-  DecisionRefused,
 } from './session-context.js';
-import type { SessionActor } from './session-machine.js';
-import {
-  RuntimeError,
-  type PauseState,
-  approvalDecisions,
-  approvalMemories,
-  assertInputBounds,
-} from '../core/index.js';
-import type { Ledger, RunRecord, SessionState, ApprovalDecision, ToolCallResult } from '../ledger/index.js';
-import { z } from 'zod';
-import type { LiveSession } from './session-registry.js';
-import { describeInvalidArgs, type ToolRegistry } from '../tools/index.js';
-import { wellFormed } from './inbound-message.js';
-import { assertMayControl, type Controller } from './authority.js';
-import { sessionScopeOf, type RuntimeInternals } from './runtime-internals.js';
+import { approvalIdOf, type PauseState } from '../core/index.js';
+import type { Ledger, RunRecord, SessionState, ToolCallRecord } from '../ledger/index.js';
 
 /**
  * The run paused: remember what it waits for and until when. Steer messages the run had not admitted yet go to
@@ -68,6 +50,11 @@ export function answerPausedCall(context: SessionContext, turn: number, position
   return { ...context, pause: { ...pause, calls } };
 }
 
+/** The approval id a recorded waiting call is answered with (a call in doubt: a new request at each pause). */
+export function approvalIdOfCall(call: Pick<ToolCallRecord, 'toolCallId' | 'kind' | 'requestedAt'>): string {
+  return approvalIdOf(call.toolCallId, call.kind === 'in_doubt' ? call.requestedAt : undefined);
+}
+
 /** What the session says to an answer: the waiting call it answers, or why it refuses it (nothing changes then). */
 export type DecisionVerdict =
   | { readonly ok: true; readonly call: WaitingCall }
@@ -99,6 +86,11 @@ export function decisionOn(context: SessionContext, event: DecideEvent): Decisio
     const message = `${what}: tool call "${toolCallId}" was already settled`;
     return { ok: false, code: 'invalid_input', message };
   }
+  // An answer to an earlier request of the call (before a crash left it in doubt) must not run it again.
+  if (event.approvalId !== undefined && event.approvalId !== (call.approvalId ?? call.toolCallId)) {
+    const message = `${what}: approval "${event.approvalId}" is not what tool call "${toolCallId}" waits on (an answer to an earlier request, or a made-up id)`;
+    return { ok: false, code: 'not_found', message };
+  }
   const { tool, turn, position } = call;
   return { ok: true, call: { runId: run.runId, toolCallId: call.toolCallId, tool, turn, position } };
 }
@@ -108,59 +100,6 @@ export function waitingCalls(context: SessionContext, needs?: 'approval' | 'defe
   return (context.pause?.calls ?? []).filter(
     (call) => !call.settled && (needs === undefined || call.needs === needs),
   ).length;
-}
-
-/**
- * The session machine's verdict on an answer before anything is checked or written (authority, edited arguments):
- * the transition its DECIDE would take now, selected with xstate's `getTransitionData` (guards run, nothing
- * changes). Returns the waiting call it would answer; throws the refusal's `RuntimeError`.
- */
-export function previewDecision(actor: SessionActor, event: DecideEvent): WaitingCall {
-  const snapshot = actor.getSnapshot();
-  const answers = actor.logic
-    .getTransitionData(snapshot, event)
-    .some((selected) => selected.actions.some((action) => actionType(action) === 'answerCall'));
-  const verdict = decisionOn(snapshot.context, event);
-  if (answers && verdict.ok) return verdict.call;
-  throw refusalOf(snapshot.context.sessionKey, event, verdict.ok ? undefined : verdict);
-}
-
-/**
- * Send an answer's DECIDE and take what the machine emits for it: the pause state after the call was answered (absent:
- * nothing waits and the run goes on), or the refusal, thrown (nothing changed).
- */
-export function decideInto(actor: SessionActor, event: DecideEvent): { readonly state?: PauseState } {
-  let outcome: CallAnswered | DecisionRefused | undefined;
-  const settled = actor.on('call.answered', (emitted) => {
-    if (emitted.call.toolCallId === event.toolCallId) outcome = emitted;
-  });
-  const refused = actor.on('decision.refused', (emitted) => {
-    if (emitted.toolCallId === event.toolCallId) outcome = emitted;
-  });
-  try {
-    actor.send(event);
-  } finally {
-    settled.unsubscribe();
-    refused.unsubscribe();
-  }
-  if (outcome?.type === 'call.answered') return outcome.state === undefined ? {} : { state: outcome.state };
-  throw refusalOf(actor.getSnapshot().context.sessionKey, event, outcome);
-}
-
-/** The error an answer the machine refused ends with (`internal` when it neither settled nor refused it). */
-function refusalOf(
-  sessionKey: string,
-  event: DecideEvent,
-  refusal: { readonly code: 'not_found' | 'invalid_input'; readonly message: string } | undefined,
-): RuntimeError {
-  if (refusal !== undefined) return new RuntimeError(refusal.code, refusal.message);
-  return new RuntimeError('internal', `session "${sessionKey}" made no decision on "${event.toolCallId}"`);
-}
-
-/** The type of a transition's action as xstate hands it back (a name, or an object with one). */
-function actionType(action: unknown): unknown {
-  if (typeof action === 'string') return action;
-  return typeof action === 'object' && action !== null && 'type' in action ? action.type : undefined;
 }
 
 /**
@@ -260,7 +199,11 @@ export function heldPlans(context: SessionContext): readonly PlanHold[] {
 export function pausedPlanOf(context: SessionContext): PlanHold | undefined {
   const { run, pause } = context;
   if (run?.kind === 'plan' && pause !== null) {
-    const steps = pause.calls.map((call) => ({ stepId: call.toolCallId, tool: call.tool }));
+    const steps = pause.calls.map((call) => ({
+      stepId: call.toolCallId,
+      tool: call.tool,
+      approvalId: call.approvalId ?? call.toolCallId,
+    }));
     return { runId: run.runId, state: 'awaiting_approval', steps };
   }
   return heldPlans(context).find((plan) => plan.state === 'awaiting_approval');
@@ -285,6 +228,7 @@ export function adoptPausedPlan(context: SessionContext, now: number): SessionCo
   };
   const calls = hold.steps.map((step, position) => ({
     toolCallId: step.stepId,
+    approvalId: step.approvalId ?? step.stepId,
     tool: step.tool,
     needs: 'approval' as const,
     turn: 0,
@@ -340,6 +284,7 @@ export function planPaused(runId: string, steps: readonly PlanStepWait[], at: nu
     state: 'awaiting_approval',
     calls: steps.map((step, position) => ({
       toolCallId: step.stepId,
+      approvalId: step.approvalId ?? step.stepId,
       tool: step.tool,
       needs: 'approval',
       turn: 0,
@@ -384,20 +329,23 @@ function savedPlans(snapshot: unknown): readonly PlanHold[] {
   return paused === undefined ? held : [paused, ...held];
 }
 
-/** The steps a paused plan waits for, from its latest `run.paused` event (tools from its approval requests). */
+/** The steps a paused plan waits for, from its latest `run.paused` event (tools and ids from its approval requests). */
 export async function stepsFromEvents(
   ledger: Ledger,
   sessionKey: string,
   runId: string,
 ): Promise<PlanStepWait[]> {
   const events = (await ledger.readEvents({ sessionKey })).filter((event) => event.runId === runId);
-  const tools = new Map<string, string>();
+  const requests = new Map<string, PlanStepWait>();
   let waiting: readonly string[] = [];
   for (const event of events) {
-    if (event.type === 'approval.requested') tools.set(event.toolCallId, event.tool);
+    if (event.type === 'approval.requested') {
+      const { toolCallId: stepId, tool, approvalId = stepId } = event;
+      requests.set(stepId, { stepId, tool, approvalId });
+    }
     if (event.type === 'run.paused') waiting = event.toolCallIds;
   }
-  return waiting.map((stepId) => ({ stepId, tool: tools.get(stepId) ?? '' }));
+  return waiting.map((stepId) => requests.get(stepId) ?? { stepId, tool: '', approvalId: stepId });
 }
 
 /**
@@ -429,135 +377,4 @@ export async function pausedPlanToRestore(
   );
   if (saved !== undefined) return saved;
   return { runId, state: 'awaiting_approval', steps: await stepsFromEvents(ledger, sessionKey, runId) };
-}
-
-const approvalSchema = z
-  .object({
-    toolCallId: wellFormed().min(1),
-    decision: z.enum(approvalDecisions),
-    args: z.record(z.string(), z.unknown()).optional(),
-    message: wellFormed().max(4000).optional(),
-    remember: z.enum(approvalMemories).optional(),
-    by: z.unknown().optional(),
-  })
-  .strict()
-  .refine((input) => (input.decision === 'edit') === (input.args !== undefined), {
-    message: 'args go with decision "edit", and only with it',
-    path: ['args'],
-  });
-
-/**
- * What `approve()` takes. `edit` runs the call with `args`; `reject` feeds `message` back to the model; `by` names
- * who decides, checked against `authority.control` (`forbidden` when their role may not).
- */
-export type ApprovalInput = Omit<z.input<typeof approvalSchema>, 'by'> & { readonly by?: Controller };
-
-const supplySchema = z.union([
-  z.object({ toolCallId: wellFormed().min(1), output: z.unknown(), by: z.unknown().optional() }).strict(),
-  z
-    .object({
-      toolCallId: wellFormed().min(1),
-      error: z.union([wellFormed().min(1), z.object({ message: wellFormed().min(1) }).strict()]),
-      by: z.unknown().optional(),
-    })
-    .strict(),
-]);
-
-/** What `supplyToolResult()` takes: the output of a deferred call, or the error it ended with. */
-export type SupplyInput = (
-  | { readonly toolCallId: string; readonly output: unknown }
-  | {
-      readonly toolCallId: string;
-      readonly error: string | { readonly message: string };
-    }
-) & { readonly by?: Controller };
-
-/**
- * Validate a decision before anything reads it: the whole input within the input bounds (nesting, size, no text a
- * ledger cannot store), so a bad one is `invalid_input` and the call stays waiting, never spent.
- */
-function parse<T>(schema: z.ZodType<T>, what: string, input: unknown): T {
-  assertInputBounds(what, input, what);
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);
-}
-
-/** Check edited arguments against the tool's schema; `args_invalid` (changing nothing) when they do not fit. */
-function checkEditedArgs(tools: ToolRegistry, tool: string, args: unknown): void {
-  const definition = tools.get(tool);
-  if (definition === undefined) return;
-  const parsed = definition.input.safeParse(args);
-  if (!parsed.success)
-    throw new RuntimeError('args_invalid', `approve: ${describeInvalidArgs(tool, parsed.error)}`);
-}
-
-/** Decide on a call waiting for approval: the session answers it (resuming when nothing waits), then it is recorded. */
-export async function approveCall(
-  internals: RuntimeInternals,
-  session: LiveSession,
-  input: ApprovalInput,
-): Promise<void> {
-  const request = parse(approvalSchema, 'approve', input);
-  const call = previewDecision(session.actor, {
-    type: 'DECIDE',
-    toolCallId: request.toolCallId,
-    answer: 'approval',
-  });
-  const action = request.decision === 'edit' ? 'edit' : 'approve';
-  assertMayControl(internals.admission.authority, session, action, request.by);
-  if (request.decision === 'edit')
-    checkEditedArgs(internals.services.toolsFor(session.key), call.tool, request.args);
-  const decision: ApprovalDecision = {
-    decision: request.decision,
-    ...(request.args === undefined ? {} : { args: request.args }),
-    ...(request.message === undefined ? {} : { message: request.message }),
-    ...(request.remember === undefined ? {} : { remember: request.remember }),
-  };
-  await answerApproval(sessionScopeOf(internals, session), call, decision);
-}
-
-/** The result a supplied output or error gives the model; an output the tool's schema refuses is `invalid_input`. */
-function suppliedResult(
-  tools: ToolRegistry,
-  tool: string,
-  input: z.output<typeof supplySchema>,
-): ToolCallResult {
-  if ('error' in input) {
-    const message = typeof input.error === 'string' ? input.error : input.error.message;
-    return { content: `Error: ${message}`, isError: true };
-  }
-  const checked = tools.get(tool)?.output?.safeParse(input.output);
-  if (checked !== undefined && !checked.success) {
-    throw new RuntimeError(
-      'invalid_input',
-      `supplyToolResult: the output does not match the output schema of "${tool}"`,
-    );
-  }
-  let content: string;
-  try {
-    content = serialize(input.output);
-  } catch (error) {
-    throw new RuntimeError('invalid_input', 'supplyToolResult: output must be JSON-serialisable', {
-      cause: error,
-    });
-  }
-  return { content, isError: false };
-}
-
-/** Supply a deferred call's result: the session answers it (resuming when nothing waits), then it is recorded. */
-export async function supplyResult(
-  internals: RuntimeInternals,
-  session: LiveSession,
-  input: SupplyInput,
-): Promise<void> {
-  const request = parse(supplySchema, 'supplyToolResult', input);
-  const call = previewDecision(session.actor, {
-    type: 'DECIDE',
-    toolCallId: request.toolCallId,
-    answer: 'deferred',
-  });
-  assertMayControl(internals.admission.authority, session, 'supply', request.by);
-  const result = suppliedResult(internals.services.toolsFor(session.key), call.tool, request);
-  await answerSupplied(sessionScopeOf(internals, session), call, result);
 }

@@ -16,7 +16,7 @@ import {
   type QueuedMessage,
 } from './session-context.js';
 import type { Snapshot } from 'xstate';
-import { pausedPlanToRestore, type HydrateState } from './session-pause.js';
+import { approvalIdOfCall, pausedPlanToRestore, type HydrateState } from './session-pause.js';
 import {
   loadSessionState,
   createSessionDoors,
@@ -415,6 +415,7 @@ function withPause(
         : 'awaiting_tool_results',
       calls: waiting.map((call) => ({
         toolCallId: call.toolCallId,
+        approvalId: approvalIdOfCall(call),
         tool: call.tool,
         needs: call.kind === 'deferred' ? 'deferred' : 'approval',
         ...(call.kind === 'in_doubt' ? { inDoubt: true } : {}),

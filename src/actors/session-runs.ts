@@ -36,7 +36,7 @@ import type { Clock } from '../core/index.js';
 import { isRunActive } from '../policies/index.js';
 import { type RuntimeInternals, sessionControlOf, sessionScopeOf } from './runtime-internals.js';
 import { activityOf, stateOf, type SessionState } from './session-machine.js';
-import type { ActiveRun, SessionEvent } from './session-context.js';
+import type { ActiveRun, PlanStepWait, SessionEvent } from './session-context.js';
 import { z } from 'zod';
 import {
   buildPlanGraph,
@@ -259,6 +259,8 @@ export interface PausedRunInfo {
   readonly state: PauseState;
   readonly waiting: readonly {
     readonly toolCallId: string;
+    /** The request it waits on: pass it to `approve({ approvalId })` (a plan step: `approvePlan({ approvalIds })`). */
+    readonly approvalId: string;
     readonly tool: string;
     readonly needs: 'approval' | 'deferred';
     /** Started before a crash with no recorded outcome: `approve` runs it again, `reject`, or supply its outcome. */
@@ -296,8 +298,9 @@ function pausedInfo(
 ): PausedRunInfo {
   const waiting = calls
     .filter((call) => call.settled !== true)
-    .map(({ toolCallId, tool, needs, inDoubt }) => ({
+    .map(({ toolCallId, approvalId, tool, needs, inDoubt }) => ({
       toolCallId,
+      approvalId: approvalId ?? toolCallId,
       tool,
       needs,
       ...(inDoubt === true ? { inDoubt } : {}),
@@ -370,6 +373,7 @@ export function waitForRun(
   if (plan !== undefined && (run === null || run.runId === plan.runId)) {
     const waiting = plan.steps.map((step) => ({
       toolCallId: step.stepId,
+      approvalId: step.approvalId ?? step.stepId,
       tool: step.tool,
       needs: 'approval' as const,
     }));
@@ -462,6 +466,8 @@ const approvePlanSchema = z
     reject: z.array(z.string().min(1)).default([]),
     // The outcome the operator knows of a step in doubt (a crash cut it while its tool ran): its result.
     supply: z.array(z.object({ stepId: z.string().min(1), output: z.unknown() }).strict()).default([]),
+    // The requests these decisions answer (`approvalId` of the events): see `assertAnswersWaiting`.
+    approvalIds: z.array(z.string().min(1)).optional(),
   })
   .strict()
   .refine(
@@ -489,6 +495,30 @@ function recordedPlan(record: PlanRecord): { plan: Plan; options: PlanOptions } 
 }
 
 /**
+ * With `approvalIds`, an `approvePlan` answers exactly those requests: each must be the one a step it decides waits
+ * on now, and each decided step that waits must be named through its own. An answer to an earlier request (a re-delivered
+ * event from before a restart left the step in doubt) is refused `not_found` instead of running the step twice.
+ */
+function assertAnswersWaiting(
+  runId: string,
+  decided: readonly string[],
+  approvalIds: readonly string[],
+  steps: readonly PlanStepWait[],
+): void {
+  const current = new Map(steps.map((step) => [step.stepId, step.approvalId ?? step.stepId]));
+  const answered = new Set(decided.flatMap((id) => (current.has(id) ? [current.get(id) ?? id] : [])));
+  const listed = new Set(approvalIds);
+  const stale = approvalIds.find((id) => !answered.has(id));
+  const unnamed = [...answered].find((id) => !listed.has(id));
+  if (stale === undefined && unnamed === undefined) return;
+  const message =
+    stale === undefined
+      ? `approvePlan: request "${unnamed}" of plan run "${runId}" is decided but approvalIds does not name it`
+      : `approvePlan: no step decided here waits on request "${stale}" in plan run "${runId}"`;
+  throw new RuntimeError('not_found', message);
+}
+
+/**
  * `session.approvePlan`: approve (and reject) steps of a plan run that waits, then resume it where it stopped.
  * Completed steps never run again; rejected ones fail with `cancelled` and block what depends on them.
  */
@@ -501,7 +531,7 @@ export async function approvePlan(
   const parsed = approvePlanSchema.safeParse(input);
   if (!parsed.success)
     throw new RuntimeError('invalid_input', `approvePlan: ${z.prettifyError(parsed.error)}`);
-  const { runId, stepIds, reject, supply } = parsed.data;
+  const { runId, stepIds, reject, supply, approvalIds } = parsed.data;
   const { ledger } = internals.services;
   const [record, run] = await Promise.all([ledger.getPlan(runId), ledger.getRun(runId)]);
   if (record === undefined || run === undefined || record.sessionKey !== session.key) {
@@ -514,6 +544,11 @@ export async function approvePlan(
   const ids = planStepIds(plan);
   const supplied = supply.map((entry) => entry.stepId);
   assertPlanStepIds([...stepIds, ...reject, ...supplied], (id) => rootStepId(id, ids) !== undefined);
+  if (approvalIds !== undefined) {
+    const paused = pausedPlanOf(session.actor.getSnapshot().context);
+    const steps = paused?.runId === runId ? paused.steps : [];
+    assertAnswersWaiting(runId, [...stepIds, ...reject, ...supplied], approvalIds, steps);
+  }
   const decided = { record, run, plan, options, stepIds, reject, supply };
   return resumePlanRun(sessionScopeOf(internals, session), decided);
 }

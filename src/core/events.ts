@@ -99,14 +99,18 @@ const payloads = {
     args: z.unknown(),
     reason: z.string(),
     stepId: z.string().optional(),
+    approvalId: z.string().optional(),
   },
   'tool.deferred': { toolCallId: z.string(), tool: z.string(), args: z.unknown() },
   'tool.supplied': { toolCallId: z.string(), tool: z.string(), isError: z.boolean() },
+  // `approvalId` names this request (see `approvalIdOf`): answer it with `approve({ approvalId })` or
+  // `approvePlan({ approvalIds })` and an answer meant for an earlier request of the same call is refused.
   'approval.requested': {
     toolCallId: z.string(),
     tool: z.string(),
     args: z.unknown(),
     stepId: z.string().optional(),
+    approvalId: z.string().optional(),
   },
   'approval.resolved': {
     toolCallId: z.string(),

@@ -1,6 +1,7 @@
 export {
   approvalDecisions,
   approvalMemories,
+  approvalIdOf,
   type ApprovalChoice,
   type ApprovalMemory,
 } from './approvals.js';

@@ -56,7 +56,7 @@ export interface OpenRunsRecovered {
 }
 
 /** The run's resumes so far: its `run.resumed` events that followed a crash or a takeover (durable, so counted). */
-function resumesOf(events: readonly RuntimeEvent[], runId: string): number {
+export function resumesOf(events: readonly RuntimeEvent[], runId: string): number {
   return events.filter(
     (event) => event.type === 'run.resumed' && event.runId === runId && event.reason !== undefined,
   ).length;

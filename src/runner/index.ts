@@ -57,7 +57,7 @@ export {
   type RunSummary,
 } from './run-request.js';
 export { createRunWork, type RunWork } from './run-work.js';
-export type { SessionControl, WaitingCall } from './session-scope.js';
+export type { SessionControl, WaitingCall, PlanStepWait } from './session-scope.js';
 export type { RunPort, SessionPort } from './run-request.js';
 export type { SessionScope } from './session-scope.js';
 export {

@@ -13,6 +13,7 @@ import {
 } from '../plans/index.js';
 import { runPlanSegment, type PlanRunResult, holdingSession, durable } from './plan-run.js';
 import type { SessionScope } from './session-scope.js';
+import { resumesOf } from './crash-resume.js';
 
 /** A paused plan run and the operator's decisions on it (already validated). */
 export interface PlanDecisions {
@@ -40,7 +41,8 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
     const previous: StepResult[] = await ledger.listStepResults(runId);
     const compensations = await ledger.listCompensations(runId);
     // Steps a crash left in doubt stay in doubt until the operator answers them.
-    const { started } = planTraceOf(await ledger.readEvents({ sessionKey: control.key }), runId);
+    const events = await ledger.readEvents({ sessionKey: control.key });
+    const { started } = planTraceOf(events, runId);
     const writes = recordDecisions(scope, decided, previous, started);
     const done = new Set(previous.map((result) => result.stepId));
     const decidedNow = new Set([
@@ -65,6 +67,7 @@ export async function resumePlanRun(scope: SessionScope, decided: PlanDecisions)
       nextCompensation: compensations.length + 1,
       startedAt: run.startedAt,
       inDoubt: new Set(inDoubt),
+      resumes: resumesOf(events, runId),
     };
     return await holdingSession(control, runId, () =>
       control.run('plan', runId, async (signal) => {
@@ -254,7 +257,8 @@ async function runCut(scope: SessionScope, run: RunRecord, signal: AbortSignal):
   const plan = parsePlan(record.plan);
   const options = parsePlanOptions(record.options);
   const previous: StepResult[] = await ledger.listStepResults(runId);
-  const trace = planTraceOf(await ledger.readEvents({ sessionKey: control.key }), runId);
+  const events = await ledger.readEvents({ sessionKey: control.key });
+  const trace = planTraceOf(events, runId);
   const done = new Set(previous.map((result) => result.stepId));
   const writes: Promise<void>[] = [];
   for (const [stepId, result] of trace.outcomes) {
@@ -279,6 +283,7 @@ async function runCut(scope: SessionScope, run: RunRecord, signal: AbortSignal):
     nextCompensation: compensations.length + 1,
     startedAt: run.startedAt,
     inDoubt: new Set(inDoubt),
+    resumes: resumesOf(events, runId),
   };
   return runPlanSegment(scope, segment, signal);
 }

@@ -1,4 +1,4 @@
-import { createDeferred, RuntimeError, type ErrorInfo } from '../core/index.js';
+import { approvalIdOf, createDeferred, RuntimeError, type ErrorInfo } from '../core/index.js';
 import {
   executePlanSteps,
   type PlanOutcome,
@@ -14,7 +14,7 @@ import { runFailureCode } from '../policies/index.js';
 import { abortStatusOf, runAbortReason, type AbortStatus } from './execute-run.js';
 import { type SessionScope, assertAccepting, assertNoPausedRun } from './session-scope.js';
 import { trackPlan, type RunWork } from './run-work.js';
-import type { SessionControl, PausedPlan } from './session-scope.js';
+import type { SessionControl, PausedPlan, PlanStepWait } from './session-scope.js';
 import type { RunServices } from './run-services.js';
 import type { RunSummary } from './run-request.js';
 
@@ -42,6 +42,8 @@ export interface PlanSegment {
   readonly startedAt: number;
   /** Steps a crash cut while they ran: each waits for an operator (approve runs it again). @default none */
   readonly inDoubt?: ReadonlySet<string>;
+  /** The run's resumes so far (`run.resumed` events): a step in doubt is asked again under a new approval id. */
+  readonly resumes?: number;
 }
 
 /** Why a plan step is in doubt. */
@@ -75,8 +77,8 @@ export async function runPlanSegment(
   else signal?.addEventListener('abort', follow, { once: true });
   const finished = createDeferred<void>();
   const untrack = trackPlan(scope.work, control.key, runId, { controller, finished: finished.promise });
-  // The tool of each step the plan waits for (an expanded step's children included), for the session's pause.
-  const awaitingTools = new Map<string, string>();
+  // Each step the plan waits for (an expanded step's children included): its tool and request, for the pause.
+  const awaitingTools = new Map<string, PlanStepWait>();
   let outcome: PlanOutcome;
   try {
     outcome = await executeSteps(scope, segment, stepContext(scope, segment, controller.signal, write), {
@@ -103,7 +105,7 @@ function executeSteps(
   scope: SessionScope,
   segment: PlanSegment,
   context: StepRunContext,
-  sinks: { readonly awaitingTools: Map<string, string>; readonly write: WriteSink },
+  sinks: { readonly awaitingTools: Map<string, PlanStepWait>; readonly write: WriteSink },
 ): Promise<PlanOutcome> {
   const { ledger, clock, alwaysApprove } = scope.services;
   const { runId } = segment;
@@ -117,27 +119,13 @@ function executeSteps(
     alwaysApprove,
     ...(segment.inDoubt === undefined ? {} : { inDoubt: segment.inDoubt }),
     onAwaiting: (unit) => {
-      sinks.awaitingTools.set(unit.id, unit.tool);
-      if (segment.inDoubt?.has(unit.id) === true) {
-        const { id: toolCallId, tool, args } = unit;
-        scope.control.emit({
-          type: 'tool.in_doubt',
-          runId,
-          toolCallId,
-          tool,
-          args,
-          reason: inDoubtReason,
-          stepId: toolCallId,
-        });
-      }
-      scope.control.emit({
-        type: 'approval.requested',
-        runId,
-        toolCallId: unit.id,
-        tool: unit.tool,
-        args: unit.args,
-        stepId: unit.id,
-      });
+      const { id: toolCallId, tool, args } = unit;
+      const inDoubt = segment.inDoubt?.has(toolCallId) === true;
+      const approvalId = approvalIdOf(toolCallId, inDoubt ? (segment.resumes ?? 0) : undefined);
+      sinks.awaitingTools.set(toolCallId, { stepId: toolCallId, tool, approvalId });
+      const request = { runId, toolCallId, tool, args, stepId: toolCallId, approvalId };
+      if (inDoubt) scope.control.emit({ type: 'tool.in_doubt', ...request, reason: inDoubtReason });
+      scope.control.emit({ type: 'approval.requested', ...request });
     },
     onResult: (result) =>
       sinks.write(ledger.putStepResult({ ...result, runId, seq: resultSeq++, recordedAt: clock.now() })),
@@ -185,11 +173,11 @@ function pausePlanRun(
   scope: SessionScope,
   runId: string,
   awaiting: readonly string[],
-  tools: ReadonlyMap<string, string>,
+  requests: ReadonlyMap<string, PlanStepWait>,
 ): Promise<void>[] {
   const { services, control } = scope;
   const writes = [services.ledger.setRunStatus(runId, 'awaiting_approval')];
-  const steps = awaiting.map((stepId) => ({ stepId, tool: tools.get(stepId) ?? '' }));
+  const steps = awaiting.map((stepId) => requests.get(stepId) ?? { stepId, tool: '', approvalId: stepId });
   const written = createDeferred<void>();
   control.pausePlan(runId, steps, services.clock.now(), written.promise);
   writes.push(control.persist());

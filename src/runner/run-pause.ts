@@ -1,5 +1,5 @@
 import type { PausedCallInfo, RunPausing } from './run-request.js';
-import type { Clock, EventInput, PauseState } from '../core/index.js';
+import { approvalIdOf, type Clock, type EventInput, type PauseState } from '../core/index.js';
 import type { Ledger, ToolCallRecord, ApprovalDecision, ToolCallResult } from '../ledger/index.js';
 import type { ModelMessage } from '../providers/index.js';
 import type { ResumedCall, RunPause, RunResume, ToolResultDraft, RunContext } from './run-context.js';
@@ -63,7 +63,9 @@ export function pausingOf(deps: PauseDeps, sessionKey: string, runId: string, pa
     const inDoubt = entry.kind === 'in_doubt';
     const needs = entry.kind === 'deferred' ? 'deferred' : 'approval';
     const position = entry.position;
-    waiting.push({ toolCallId, tool, needs, ...(inDoubt ? { inDoubt } : {}), turn: pause.turn, position });
+    const approvalId = approvalIdOf(toolCallId, inDoubt ? at : undefined);
+    const doubt = inDoubt ? { inDoubt } : {};
+    waiting.push({ toolCallId, approvalId, tool, needs, ...doubt, turn: pause.turn, position });
   }
   return {
     paused: { runId, state: pause.status, calls: waiting, at },
@@ -94,11 +96,13 @@ function recordPause(
   const recorded = pause.recorded ?? new Set<number>();
   const fresh = records.filter((record) => !recorded.has(record.position));
   if (fresh.length > 0) deps.write(deps.ledger.putToolCalls(fresh));
-  // Calls an earlier pause of this batch recorded (a crash while an approved one ran) wait again as they are.
+  // Calls an earlier pause of this batch recorded (a crash while an approved one ran) wait again as they are; one
+  // in doubt now is a new request (its kind and time recorded, so a restart restores it with its approval id).
   for (const record of records.filter((entry) => recorded.has(entry.position))) {
     const key = { runId, turn: record.turn, position: record.position };
     const result = record.result === undefined ? {} : { result: record.result };
-    deps.write(deps.ledger.updateToolCall(key, { status: record.status, ...result }));
+    const doubt = record.kind === 'in_doubt' ? { kind: record.kind, requestedAt: at } : {};
+    deps.write(deps.ledger.updateToolCall(key, { status: record.status, ...result, ...doubt }));
   }
   deps.write(
     deps.ledger.setRunStatus(runId, pause.status, { text: pause.text, usage: pause.usage, cost: pause.cost }),
@@ -107,10 +111,11 @@ function recordPause(
   for (const entry of pause.calls) {
     if (entry.kind === 'ran') continue;
     const { id: toolCallId, name: tool, args } = entry.call;
+    const approvalId = approvalIdOf(toolCallId, entry.kind === 'in_doubt' ? at : undefined);
     if (entry.kind === 'in_doubt')
-      deps.emit({ type: 'tool.in_doubt', runId, toolCallId, tool, args, reason: inDoubtReason });
-    const type = entry.kind === 'deferred' ? 'tool.deferred' : 'approval.requested';
-    deps.emit({ type, runId, toolCallId, tool, args });
+      deps.emit({ type: 'tool.in_doubt', runId, toolCallId, tool, args, reason: inDoubtReason, approvalId });
+    if (entry.kind === 'deferred') deps.emit({ type: 'tool.deferred', runId, toolCallId, tool, args });
+    else deps.emit({ type: 'approval.requested', runId, toolCallId, tool, args, approvalId });
     waiting.push(toolCallId);
   }
   deps.emit({ type: 'run.paused', runId, state: pause.status, toolCallIds: waiting });

@@ -110,6 +110,8 @@ export interface RunSummary {
 /** A call of a paused run that waits: for an operator (`approval`) or for a result from outside (`deferred`). */
 export interface PausedCallInfo {
   readonly toolCallId: string;
+  /** The request the call waits on (`approvalIdOf`; absent in snapshots from before requests had ids: the call's id). */
+  readonly approvalId?: string;
   readonly tool: string;
   readonly needs: 'approval' | 'deferred';
   /** A call in doubt after a crash: approved it runs again, rejected the model hears its outcome is unknown, or

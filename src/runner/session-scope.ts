@@ -40,10 +40,12 @@ export interface WaitingCall {
   readonly position: number;
 }
 
-/** A plan step a paused plan waits for, and its tool. */
+/** A plan step a paused plan waits for: approve or reject it with `approvePlan`. */
 export interface PlanStepWait {
   readonly stepId: string;
   readonly tool: string;
+  /** The request the step waits on (absent in snapshots from before requests had ids: the step's id). */
+  readonly approvalId?: string;
 }
 
 /** A plan run the session holds paused: the steps it waits for. */

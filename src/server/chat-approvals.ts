@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { RuntimeError } from '../core/index.js';
 import type { PendingCall, Runtime, Session } from '../runtime/index.js';
-import { approvalIdOf } from './ui-message-chunks.js';
 
 /**
  * A tool part of a message as `useChat` posts it back (`tool-<name>` or `dynamic-tool`): its call, its state, and
@@ -30,6 +29,7 @@ export type ChatAnswer =
   | {
       readonly kind: 'approval';
       readonly toolCallId: string;
+      readonly approvalId: string;
       readonly approved: boolean;
       readonly reason?: string;
     }
@@ -53,12 +53,13 @@ function approvalAnswer(part: ChatToolPart, waiting: PendingCall | undefined): C
   if (approval?.approved === undefined) {
     throw new RuntimeError('invalid_input', `tool call "${part.toolCallId}" is answered without a decision`);
   }
-  if (approval.id !== approvalIdOf(part.toolCallId) || waiting?.kind !== 'approval') {
+  if (waiting === undefined || approval.id !== waiting.approvalId || waiting.kind === 'deferred') {
     throw new RuntimeError('not_found', `no approval "${approval.id}" waits in this session`);
   }
   return {
     kind: 'approval',
     toolCallId: part.toolCallId,
+    approvalId: approval.id,
     approved: approval.approved,
     ...(approval.reason === undefined ? {} : { reason: approval.reason }),
   };
@@ -115,6 +116,7 @@ export async function applyAnswers(
       case 'approval':
         await session.approve({
           toolCallId: answer.toolCallId,
+          approvalId: answer.approvalId,
           decision: answer.approved ? 'approve' : 'reject',
           ...(answer.reason === undefined || answer.reason === '' ? {} : { message: answer.reason }),
           ...by,

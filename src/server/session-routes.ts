@@ -20,17 +20,24 @@ const timeoutSchema = z
   .regex(/^\d{1,12}$/, 'timeoutMs is a whole number of milliseconds')
   .transform(Number)
   .optional();
+const approvalIdSchema = z.string().min(1).max(600).optional();
 const approvalSchema = z
   .object({
     decision: z.enum(['approve', 'reject', 'edit']),
+    approvalId: approvalIdSchema,
     args: z.record(z.string(), z.unknown()).optional(),
     message: z.string().optional(),
     remember: z.enum(['run', 'session']).optional(),
   })
   .strict();
 const supplySchema = z.union([
-  z.object({ output: z.unknown() }).strict(),
-  z.object({ error: z.union([z.string(), z.object({ message: z.string() }).strict()]) }).strict(),
+  z.object({ output: z.unknown(), approvalId: approvalIdSchema }).strict(),
+  z
+    .object({
+      error: z.union([z.string(), z.object({ message: z.string() }).strict()]),
+      approvalId: approvalIdSchema,
+    })
+    .strict(),
 ]);
 const planDecisionSchema = z
   .object({
@@ -40,6 +47,7 @@ const planDecisionSchema = z
       .array(z.object({ stepId: z.string().min(1).max(512), output: z.unknown() }).strict())
       .max(1000)
       .optional(),
+    approvalIds: z.array(z.string().min(1).max(600)).max(1000).optional(),
   })
   .strict();
 const runIdSchema = z.string().min(1).max(512);
@@ -173,8 +181,10 @@ async function decidePlanStep(
     return errorResponse(c, 400, 'invalid_input', `a plan step is approved or rejected, never ${what}`);
   }
   const stepIds = [step.toolCallId];
+  const named = decision.approvalId === undefined ? {} : { approvalIds: [decision.approvalId] };
+  const runId = step.runId;
   await session.approvePlan(
-    decision.decision === 'approve' ? { runId: step.runId, stepIds } : { runId: step.runId, reject: stepIds },
+    decision.decision === 'approve' ? { runId, stepIds, ...named } : { runId, reject: stepIds, ...named },
   );
   return c.body(null, 204);
 }
@@ -193,8 +203,9 @@ function mountDecisionRoutes(app: Hono<ServerEnv>, runtime: Runtime): void {
   app.post('/v1/sessions/:key/plans/:runId/approvals', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);
     const runId = readQuery('runId', c.req.param('runId'), runIdSchema);
-    const { approve = [], reject = [], supply = [] } = await readBody(c, planDecisionSchema);
-    return c.json(await session.approvePlan({ runId, stepIds: approve, reject, supply }));
+    const { approve = [], reject = [], supply = [], approvalIds } = await readBody(c, planDecisionSchema);
+    const named = approvalIds === undefined ? {} : { approvalIds };
+    return c.json(await session.approvePlan({ runId, stepIds: approve, reject, supply, ...named }));
   });
   app.post('/v1/sessions/:key/tool-results/:toolCallId', ...scoped('approve'), async (c) => {
     const session = sessionOf(runtime, c);

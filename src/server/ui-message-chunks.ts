@@ -68,14 +68,6 @@ export function startTranslation(runId: string, start: TranslationStart = {}): U
   };
 }
 
-/**
- * The approval id of a call waiting for approval: the tool call's own id, so the answer `useChat` posts back
- * (`approval: { id }` on the tool part) names the call it decides, and is checked against the calls that wait.
- */
-export function approvalIdOf(toolCallId: string): string {
-  return toolCallId;
-}
-
 /** Close the open text or reasoning part, if any. */
 function closePart(state: UiTranslation): UiMessageChunk[] {
   const open = state.open;
@@ -167,7 +159,9 @@ const translators: {
     ...toolInput(state, event.toolCallId, event.tool, event.args),
     {
       type: 'tool-approval-request',
-      approvalId: approvalIdOf(event.toolCallId),
+      // The request's own id: the answer `useChat` posts back (`approval: { id }`) is checked against it, so an
+      // answer to an earlier request of the call (before a crash left it in doubt) cannot run it again.
+      approvalId: event.approvalId ?? event.toolCallId,
       toolCallId: event.toolCallId,
     },
   ],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideInto, previewDecision } from '../../src/actors/session-pause.js';
+import { decideInto, previewDecision } from '../../src/actors/operator-answers.js';
 import type { SessionEmitted } from '../../src/actors/session-context.js';
 import type { PausedCallInfo } from '../../src/runner/run-request.js';
 import { admitMessage, bareSession } from '../support/session-actor.js';

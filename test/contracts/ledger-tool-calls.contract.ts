@@ -60,6 +60,25 @@ export function describeToolCallsContract(current: Current<ToolCallStore>): void
       ]);
     });
 
+    it('records a call asked again in doubt: its kind and request time change, the rest is kept', async () => {
+      const ledger = current();
+      const key = { runId: 'r1', turn: 1, position: 0 };
+      await ledger.putToolCalls([toolCall('s1', 'r1', 1, 0, { kind: 'approval' })]);
+      const decision = { decision: 'approve' as const };
+      await ledger.updateToolCall(key, { status: 'approved', decision, resolvedAt: 200 });
+      await ledger.updateToolCall(key, { status: 'pending', kind: 'in_doubt', requestedAt: 9_000 });
+      expect(await ledger.listToolCalls('r1')).toEqual([
+        {
+          ...toolCall('s1', 'r1', 1, 0),
+          kind: 'in_doubt',
+          status: 'pending',
+          decision,
+          resolvedAt: 200,
+          requestedAt: 9_000,
+        },
+      ]);
+    });
+
     it('rejects with not_found when the call to update was never recorded', async () => {
       const ledger = current();
       await ledger.putToolCalls([toolCall('s1', 'r1', 1, 0)]);

@@ -50,7 +50,9 @@ function codeOf(error: unknown): string {
 /**
  * The operator's answer to one event: approve a call or a plan step, supply a deferred result. Awaited before the
  * next event is pulled, so a kill re-delivers the event being handled (the consumer is at-least-once); a re-delivered
- * event whose call no longer waits is refused with `not_found` / `invalid_input`, reported as stale.
+ * event whose call no longer waits is refused with `not_found` / `invalid_input`, reported as stale. Each answer
+ * names the request it answers (`approvalId`): a call a kill cut in doubt is asked again under a new id, so the
+ * re-delivered approval of its first request is refused instead of running it a second time.
  */
 async function operate(event: RuntimeEvent): Promise<void> {
   if (event.type === 'tool.in_doubt') return rejectInDoubt(event);
@@ -64,11 +66,12 @@ async function operate(event: RuntimeEvent): Promise<void> {
       await session.supplyToolResult({ toolCallId, output: { answer: `for ${toolCallId}` } });
       side('supplied', tool, context);
     } else if (event.stepId !== undefined) {
-      const result = await session.approvePlan({ runId, stepIds: [event.stepId] });
+      const approvalIds = [event.approvalId ?? event.stepId];
+      const result = await session.approvePlan({ runId, stepIds: [event.stepId], approvalIds });
       side('approved', tool, context);
       report({ plan: `resumed:${runId}`, runId, status: result.status });
     } else {
-      await session.approve({ toolCallId, decision: 'approve' });
+      await session.approve({ toolCallId, approvalId: event.approvalId ?? toolCallId, decision: 'approve' });
       side('approved', tool, context);
     }
   } catch (error) {
@@ -88,9 +91,15 @@ async function operate(event: RuntimeEvent): Promise<void> {
 async function rejectInDoubt(event: RuntimeEvent & { type: 'tool.in_doubt' }): Promise<void> {
   const session = runtime.session(event.sessionKey);
   try {
+    const approvalId = event.approvalId ?? event.toolCallId;
     if (event.stepId === undefined)
-      await session.approve({ toolCallId: event.toolCallId, decision: 'reject' });
-    else await session.approvePlan({ runId: event.runId ?? '', reject: [event.stepId] });
+      await session.approve({ toolCallId: event.toolCallId, approvalId, decision: 'reject' });
+    else
+      await session.approvePlan({
+        runId: event.runId ?? '',
+        reject: [event.stepId],
+        approvalIds: [approvalId],
+      });
   } catch (error) {
     if (isRuntimeError(error, 'runtime_closed')) return;
     report({ stale: `${event.runId ?? ''}/${event.toolCallId}`, code: codeOf(error) });

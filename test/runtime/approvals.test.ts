@@ -54,12 +54,12 @@ describe('session.approve', () => {
       status: 'paused',
       runId,
       state: 'awaiting_approval',
-      waiting: [{ toolCallId: 'call-r', tool: 'refund', needs: 'approval' }],
+      waiting: [{ toolCallId: 'call-r', approvalId: 'call-r', tool: 'refund', needs: 'approval' }],
     });
     expect(chat.status()).toMatchObject({ state: 'awaiting_approval', runId });
     expect(ran).toEqual([]);
     expect(h.of('approval.requested')).toMatchObject([
-      { toolCallId: 'call-r', tool: 'refund', args: { orderId: 'A1', amount: 30 } },
+      { toolCallId: 'call-r', approvalId: 'call-r', tool: 'refund', args: { orderId: 'A1', amount: 30 } },
     ]);
     expect(h.of('run.paused')).toMatchObject([{ state: 'awaiting_approval', toolCallIds: ['call-r'] }]);
     expect(h.model.requests).toHaveLength(1);

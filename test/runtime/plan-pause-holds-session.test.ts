@@ -100,7 +100,7 @@ describe.each(['memory', 'sqlite'] as const)('a paused plan on the %s ledger', (
       status: 'paused',
       runId: paused.runId,
       state: 'awaiting_approval',
-      waiting: [{ toolCallId: 'pay', tool: 'pay', needs: 'approval' }],
+      waiting: [{ toolCallId: 'pay', approvalId: 'pay', tool: 'pay', needs: 'approval' }],
     });
     expect(openRuns(await chat.runs()).map((run) => run.runId)).toEqual([paused.runId]);
 
@@ -264,7 +264,7 @@ describe.each(['memory', 'sqlite'] as const)('a paused plan across a restart on 
     expect(await second.chat.waitForEnd()).toMatchObject({
       status: 'paused',
       runId: paused.runId,
-      waiting: [{ toolCallId: 'pay', tool: 'pay', needs: 'approval' }],
+      waiting: [{ toolCallId: 'pay', approvalId: 'pay', tool: 'pay', needs: 'approval' }],
     });
     expect(await second.chat.send({ id: 'm2', text: 'still there?' }, now)).toMatchObject({
       disposition: 'queued',
@@ -298,7 +298,7 @@ describe('a paused plan restored from a stale snapshot', () => {
     expect(await second.chat.waitForEnd()).toMatchObject({
       status: 'paused',
       runId: paused.runId,
-      waiting: [{ toolCallId: 'pay', tool: 'pay', needs: 'approval' }],
+      waiting: [{ toolCallId: 'pay', approvalId: 'pay', tool: 'pay', needs: 'approval' }],
     });
     expect(await second.chat.send({ id: 'm3', text: 'hi' }, now)).toMatchObject({ disposition: 'queued' });
     await second.close();

@@ -123,6 +123,42 @@ describe('createRuntime (a plan run resumes after a crash)', () => {
     await c.close();
   });
 
+  it('refuses an answer to the request a step had before the crash once it waits in doubt: it runs again only through the new one', async () => {
+    const path = tempDb();
+    await cutInStepB(path, {});
+    const tools = [countingTool('first'), countingTool('second')];
+    const b = processOn(path, 50_000, { tools });
+    await b.clock.advance(10);
+    expect(ofType(b.events, 'tool.in_doubt')).toMatchObject([{ stepId: 'b', approvalId: 'b~1' }]);
+    expect(ofType(b.events, 'approval.requested').at(-1)).toMatchObject({ stepId: 'b', approvalId: 'b~1' });
+    // An at-least-once consumer answering the step's first request again (approval id "b") changes nothing.
+    await expect(
+      b.chat.approvePlan({ runId: 'run_1', stepIds: ['b'], approvalIds: ['b'] }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    // Naming the request of another step than the one decided is refused too.
+    await expect(
+      b.chat.approvePlan({ runId: 'run_1', reject: ['a'], approvalIds: ['b~1'] }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    expect(starts.get('second')).toBe(1);
+    await b.crash();
+
+    // Restored paused, the step keeps its request's id.
+    const c = processOn(path, 60_000, { tools });
+    await c.clock.advance(10);
+    expect(await c.chat.waitForEnd({ timeoutMs: 100 })).toMatchObject({
+      status: 'paused',
+      waiting: [{ toolCallId: 'b', approvalId: 'b~1' }],
+    });
+    expect((await c.runtime.pendingCalls()).map((call) => call.approvalId)).toEqual(['b~1']);
+    await expect(
+      c.chat.approvePlan({ runId: 'run_1', stepIds: ['b'], approvalIds: ['b'] }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    const result = await c.chat.approvePlan({ runId: 'run_1', stepIds: ['b'], approvalIds: ['b~1'] });
+    expect(result.status).toBe('completed');
+    expect([starts.get('first'), starts.get('second')]).toEqual([1, 2]);
+    await c.close();
+  });
+
   it('fails a step in doubt with outcome unknown when the operator rejects it', async () => {
     const path = tempDb();
     await cutInStepB(path, {});

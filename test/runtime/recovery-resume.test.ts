@@ -18,7 +18,7 @@ let starts = new Map<string, number>();
 beforeEach(() => {
   starts = new Map();
 });
-const countingTool = (name: string, options: { idempotent?: boolean; hangs?: boolean } = {}) =>
+const countingTool = (name: string, options: { idempotent?: boolean; hangs?: boolean; risk?: 'high' } = {}) =>
   countingToolOf(starts, name, options);
 
 type Extra = Pick<RuntimeOptions, 'tools' | 'limits' | 'recovery'>;
@@ -178,6 +178,56 @@ describe('createRuntime (resume after a crash)', () => {
       expect((await b.chat.runs()).map((run) => run.status)).toEqual(['completed']);
       await b.close();
     }
+  });
+
+  it('refuses an approval given before the crash for the call asked again in doubt: it runs twice only when the new request is approved', async () => {
+    const path = tempDb();
+    const a = processOn(path, [{ toolCalls: [{ id: 'c1', name: 'refund', args: { n: 5 } }] }], 0, {
+      tools: [countingTool('refund', { risk: 'high', hangs: true })],
+    });
+    await a.chat.send({ id: 'm1', text: 'refund it' });
+    await a.clock.advance(10);
+    const first = ofType(a.events, 'approval.requested');
+    expect(first).toMatchObject([{ toolCallId: 'c1', approvalId: 'c1' }]);
+    await a.chat.approve({ toolCallId: 'c1', approvalId: 'c1', decision: 'approve' });
+    await a.clock.advance(10);
+    expect(starts.get('refund')).toBe(1);
+    await a.crash();
+
+    const tools = [countingTool('refund', { risk: 'high' })];
+    const b = processOn(path, [{ text: 'unused' }], 50_000, { tools });
+    await b.clock.advance(10);
+    // The run paused on the cut call as a new request, at the time it was asked again.
+    const asked = ofType(b.events, 'approval.requested').at(-1);
+    expect(ofType(b.events, 'tool.in_doubt')).toMatchObject([{ toolCallId: 'c1', approvalId: 'c1~50000' }]);
+    expect(asked).toMatchObject({ toolCallId: 'c1', approvalId: 'c1~50000' });
+    // The first request's event, re-delivered to an at-least-once consumer, is answered: refused, nothing runs.
+    await expect(
+      b.chat.approve({ toolCallId: 'c1', approvalId: 'c1', decision: 'approve' }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    await b.clock.advance(10);
+    expect(starts.get('refund')).toBe(1);
+    expect(b.chat.status()).toMatchObject({ state: 'awaiting_approval', runId: 'run_1' });
+    await b.crash();
+
+    // Across another restart the pause keeps the request's id (from the recorded call).
+    const c = processOn(path, [{ text: 'refunded again' }], 60_000, { tools });
+    await c.clock.advance(0);
+    expect(await c.chat.waitForEnd({ timeoutMs: 100 })).toMatchObject({
+      status: 'paused',
+      waiting: [{ toolCallId: 'c1', approvalId: 'c1~50000', inDoubt: true }],
+    });
+    expect((await c.runtime.pendingCalls()).map((call) => [call.toolCallId, call.approvalId])).toEqual([
+      ['c1', 'c1~50000'],
+    ]);
+    await expect(
+      c.chat.approve({ toolCallId: 'c1', approvalId: 'c1', decision: 'approve' }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    await c.chat.approve({ toolCallId: 'c1', approvalId: 'c1~50000', decision: 'approve' });
+    await c.clock.advance(10);
+    expect(starts.get('refund')).toBe(2);
+    expect((await c.chat.runs()).map((run) => [run.runId, run.status])).toEqual([['run_1', 'completed']]);
+    await c.close();
   });
 
   it('runs a cut call of an idempotent tool again on its own, and a call that never started once', async () => {

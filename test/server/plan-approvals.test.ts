@@ -100,6 +100,7 @@ describe('createServer: paused plan steps', () => {
           sessionKey: 'web:1',
           runId,
           toolCallId: 's1',
+          approvalId: 's1',
           tool: 'pay',
           args: { to: 'bob' },
           kind: 'approval',
@@ -182,13 +183,19 @@ describe('createServer: paused plan steps', () => {
       { path: `/v1/sessions/web:1/plans/${runId}/approvals`, json: { approve: ['nope'] } },
       { path: `/v1/sessions/web:1/plans/${runId}/approvals`, json: {} },
       { path: '/v1/sessions/web:1/plans/run-unknown/approvals', json: { approve: ['s1'] } },
+      // An answer naming a request the step does not wait on (an earlier or a made-up one).
+      { path: '/v1/sessions/web:1/approvals/s1', json: { decision: 'approve', approvalId: 's1~3' } },
+      {
+        path: `/v1/sessions/web:1/plans/${runId}/approvals`,
+        json: { approve: ['s1'], approvalIds: ['s1~3'] },
+      },
     ];
     const statuses: number[] = [];
     for (const { path, json, token } of attempts) {
       const response = await harness.request(path, { method: 'POST', json, token: token ?? adminToken });
       statuses.push(response.status);
     }
-    expect(statuses).toEqual([403, 403, 400, 400, 400, 404]);
+    expect(statuses).toEqual([403, 403, 400, 400, 400, 404, 404, 404]);
     expect(started.log).toEqual([]);
     expect(await runsOf(harness)).toMatchObject([{ runId, status: 'awaiting_approval' }]);
     const pending = (await (await harness.request('/v1/approvals')).json()) as { pending: unknown[] };

@@ -53,13 +53,14 @@ const hang = new Promise<never>(() => undefined);
 export function countingTool(
   starts: Map<string, number>,
   name: string,
-  options: { idempotent?: boolean; hangs?: boolean } = {},
+  options: { idempotent?: boolean; hangs?: boolean; risk?: 'high' } = {},
 ): Tool {
   return defineTool({
     name,
     description: `the ${name} tool`,
     input: z.object({ n: z.number() }),
     ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
+    ...(options.risk === undefined ? {} : { risk: options.risk }),
     execute: async ({ n }) => {
       starts.set(name, (starts.get(name) ?? 0) + 1);
       if (options.hangs === true) return hang;

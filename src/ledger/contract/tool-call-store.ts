@@ -66,6 +66,9 @@ export interface ToolCallRecord {
 /** A change to a recorded call. Fields left out keep their value. */
 export interface ToolCallUpdate {
   readonly status: ToolCallStatus;
+  /** A call a crash left in doubt waits again as a new request: `in_doubt`, requested at the new pause. */
+  readonly kind?: ToolCallKind;
+  readonly requestedAt?: number;
   readonly decision?: ApprovalDecision;
   readonly result?: ToolCallResult;
   readonly resolvedAt?: number;

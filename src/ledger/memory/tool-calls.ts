@@ -80,6 +80,8 @@ function updateCall(tables: CallTables, key: ToolCallKey, update: ToolCallUpdate
     ...(update.decision === undefined ? {} : { decision: structuredClone(update.decision) }),
     ...(update.result === undefined ? {} : { result: { ...update.result } }),
     ...(update.resolvedAt === undefined ? {} : { resolvedAt: update.resolvedAt }),
+    ...(update.kind === undefined ? {} : { kind: update.kind }),
+    ...(update.requestedAt === undefined ? {} : { requestedAt: update.requestedAt }),
   };
 }
 

@@ -31,7 +31,8 @@ const columns = [
 // NULL keeps the stored value: an update gives only what changed.
 const updateSql = `UPDATE tool_calls SET status = $4, decision = coalesce($5, decision),
     remember = CASE WHEN $5::text IS NULL THEN remember ELSE $6 END,
-    result = coalesce($7, result), resolved_at = coalesce($8, resolved_at)
+    result = coalesce($7, result), resolved_at = coalesce($8, resolved_at),
+    kind = coalesce($9, kind), requested_at = coalesce($10, requested_at)
   WHERE run_id = $1 AND turn = $2 AND position = $3`;
 const latestBatchSql = `SELECT * FROM tool_calls WHERE run_id = $1
   AND turn = (SELECT max(turn) FROM tool_calls WHERE run_id = $1) ORDER BY position`;
@@ -61,8 +62,9 @@ export function createPostgresToolCalls({ write, read }: PostgresAccess): Postgr
       updateToolCall: (key, update) =>
         write(async (query) => {
           const row = toolCallUpdateRow(key, update);
-          const values = [row.run_id, row.turn, row.position, row.status, row.decision, row.remember];
-          if ((await query(updateSql, [...values, row.result, row.resolved_at])).rowCount === 0) {
+          const where = [row.run_id, row.turn, row.position];
+          const values = [...where, row.status, row.decision, row.remember, row.result, row.resolved_at];
+          if ((await query(updateSql, [...values, row.kind, row.requested_at])).rowCount === 0) {
             throw new RuntimeError(
               'not_found',
               `no tool call ("${key.runId}", ${key.turn}, ${key.position}) to update`,

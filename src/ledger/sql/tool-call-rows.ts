@@ -89,6 +89,8 @@ export function toolCallUpdateRow(key: ToolCallKey, update: ToolCallUpdate) {
     remember: rememberOf(update.decision) ?? null,
     result: json(update.result),
     resolved_at: update.resolvedAt ?? null,
+    kind: update.kind ?? null,
+    requested_at: update.requestedAt ?? null,
   };
 }
 

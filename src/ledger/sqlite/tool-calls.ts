@@ -25,7 +25,8 @@ function prepareToolCallStatements(db: Database.Database) {
     updateToolCall: prepare(
       `UPDATE tool_calls SET status = @status, decision = coalesce(@decision, decision),
          remember = CASE WHEN @decision IS NULL THEN remember ELSE @remember END,
-         result = coalesce(@result, result), resolved_at = coalesce(@resolved_at, resolved_at)
+         result = coalesce(@result, result), resolved_at = coalesce(@resolved_at, resolved_at),
+         kind = coalesce(@kind, kind), requested_at = coalesce(@requested_at, requested_at)
        WHERE run_id = @run_id AND turn = @turn AND position = @position`,
     ),
     listToolCalls: prepare('SELECT * FROM tool_calls WHERE run_id = ? ORDER BY turn, position'),
