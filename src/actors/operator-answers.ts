@@ -70,10 +70,13 @@ function actionType(action: unknown): unknown {
   return typeof action === 'object' && action !== null && 'type' in action ? action.type : undefined;
 }
 
+/** The request an answer names (`approvalId` of the event it answers); optional. */
+const approvalIdField = wellFormed().min(1).optional();
+
 const approvalSchema = z
   .object({
     toolCallId: wellFormed().min(1),
-    approvalId: wellFormed().min(1).optional(),
+    approvalId: approvalIdField,
     decision: z.enum(approvalDecisions),
     args: z.record(z.string(), z.unknown()).optional(),
     message: wellFormed().max(4000).optional(),
@@ -98,7 +101,7 @@ const supplySchema = z.union([
   z
     .object({
       toolCallId: wellFormed().min(1),
-      approvalId: wellFormed().min(1).optional(),
+      approvalId: approvalIdField,
       output: z.unknown(),
       by: z.unknown().optional(),
     })
@@ -106,7 +109,7 @@ const supplySchema = z.union([
   z
     .object({
       toolCallId: wellFormed().min(1),
-      approvalId: wellFormed().min(1).optional(),
+      approvalId: approvalIdField,
       error: z.union([wellFormed().min(1), z.object({ message: wellFormed().min(1) }).strict()]),
       by: z.unknown().optional(),
     })
@@ -136,6 +139,15 @@ function parse<T>(schema: z.ZodType<T>, what: string, input: unknown): T {
   throw new RuntimeError('invalid_input', `${what}: ${z.prettifyError(parsed.error)}`);
 }
 
+/** The DECIDE an answer sends: the call it names and, when it names one, the request it answers. */
+function decideEvent(
+  request: { readonly toolCallId: string; readonly approvalId?: string | undefined },
+  answer: DecideEvent['answer'],
+): DecideEvent {
+  const { toolCallId, approvalId } = request;
+  return { type: 'DECIDE', toolCallId, answer, ...(approvalId === undefined ? {} : { approvalId }) };
+}
+
 /** Check edited arguments against the tool's schema; `args_invalid` (changing nothing) when they do not fit. */
 function checkEditedArgs(tools: ToolRegistry, tool: string, args: unknown): void {
   const definition = tools.get(tool);
@@ -152,12 +164,7 @@ export async function approveCall(
   input: ApprovalInput,
 ): Promise<void> {
   const request = parse(approvalSchema, 'approve', input);
-  const call = previewDecision(session.actor, {
-    type: 'DECIDE',
-    toolCallId: request.toolCallId,
-    answer: 'approval',
-    ...(request.approvalId === undefined ? {} : { approvalId: request.approvalId }),
-  });
+  const call = previewDecision(session.actor, decideEvent(request, 'approval'));
   const action = request.decision === 'edit' ? 'edit' : 'approve';
   assertMayControl(internals.admission.authority, session, action, request.by);
   if (request.decision === 'edit')
@@ -206,12 +213,7 @@ export async function supplyResult(
   input: SupplyInput,
 ): Promise<void> {
   const request = parse(supplySchema, 'supplyToolResult', input);
-  const call = previewDecision(session.actor, {
-    type: 'DECIDE',
-    toolCallId: request.toolCallId,
-    answer: 'deferred',
-    ...(request.approvalId === undefined ? {} : { approvalId: request.approvalId }),
-  });
+  const call = previewDecision(session.actor, decideEvent(request, 'deferred'));
   assertMayControl(internals.admission.authority, session, 'supply', request.by);
   const result = suppliedResult(internals.services.toolsFor(session.key), call.tool, request);
   await answerSupplied(sessionScopeOf(internals, session), call, result);
